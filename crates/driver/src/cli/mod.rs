@@ -1,0 +1,8 @@
+//! The subcommands of the `kalah` tool, one module each.
+
+pub mod common;
+pub mod db;
+pub mod play;
+pub mod query;
+pub mod solve;
+pub mod verify;

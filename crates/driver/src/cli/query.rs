@@ -1,0 +1,142 @@
+//! `kalah query`: the value of a position and of each of its moves.
+
+use super::common::{read_position, CliError, CliResult, RuleArgs, EXIT_USAGE};
+use clap::Args;
+use kalah_solver::{Board, Exhaustive, Position, Rules};
+use serde_json::{json, Value};
+use std::io::BufRead;
+use std::time::Instant;
+
+/// Arguments of `kalah query`.
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// The position, short form (mover first) or full form (see README). Without it, one
+    /// position per line is read from standard input and one JSON line printed for each.
+    pub position: Option<String>,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The answer for one position.
+pub struct Answer {
+    /// Value for the player to move.
+    pub value: i32,
+    /// (0-based house, value) for every legal move.
+    pub moves: Vec<(usize, i32)>,
+    /// Where the values came from.
+    pub source: &'static str,
+}
+
+/// Computes the value of a board and of each of its moves.
+pub fn analyse(rules: &Rules, board: &Board) -> CliResult<Answer> {
+    let mut engine = Exhaustive::new(rules.play_rules());
+    if let Some(v) = board.final_value(rules) {
+        return Ok(Answer {
+            value: v,
+            moves: Vec::new(),
+            source: "final",
+        });
+    }
+    let moves: Vec<(usize, i32)> = board
+        .legal_houses()
+        .map(|h| (h, engine.move_value(board, h)))
+        .collect();
+    let value = moves.iter().map(|m| m.1).max().unwrap_or(0);
+    Ok(Answer {
+        value,
+        moves,
+        source: "exhaustive",
+    })
+}
+
+fn to_json(pos: &Position, answer: &Answer, seconds: f64) -> Value {
+    let best: Vec<usize> = answer
+        .moves
+        .iter()
+        .filter(|m| m.1 == answer.value)
+        .map(|m| m.0 + 1)
+        .collect();
+    json!({
+        "position": pos.full(),
+        "to_move": pos.to_move().name(),
+        "value": answer.value,
+        "margin": answer.value + pos.store_lead(),
+        "over": answer.moves.is_empty(),
+        "moves": answer.moves.iter().map(|&(h, v)| json!({"house": h + 1, "value": v})).collect::<Vec<_>>(),
+        "best": best,
+        "source": answer.source,
+        "seconds": seconds,
+    })
+}
+
+fn print_text(pos: &Position, answer: &Answer) {
+    let who = pos.to_move().name();
+    println!("position: {}", pos.full());
+    if answer.moves.is_empty() {
+        println!(
+            "game over: value {:+} for {who} (seeds left settled), final margin {:+}",
+            answer.value,
+            answer.value + pos.store_lead()
+        );
+        return;
+    }
+    println!(
+        "value for {who} (to move): {:+}   final margin {who} - other: {:+}   [{}]",
+        answer.value,
+        answer.value + pos.store_lead(),
+        answer.source
+    );
+    for &(h, v) in &answer.moves {
+        let mark = if v == answer.value { "  best" } else { "" };
+        println!("  house {}: {v:+}{mark}", h + 1);
+    }
+}
+
+fn one(rules: &Rules, text: &str) -> CliResult<Value> {
+    let pos = read_position(text, rules)?;
+    let start = Instant::now();
+    let answer = analyse(rules, &pos.board())?;
+    Ok(to_json(&pos, &answer, start.elapsed().as_secs_f64()))
+}
+
+/// `kalah query`.
+pub fn run(args: &QueryArgs) -> CliResult {
+    let rules = args.rules.rules()?;
+    if let Some(text) = &args.position {
+        let pos = read_position(text, &rules)?;
+        let start = Instant::now();
+        let answer = analyse(&rules, &pos.board())?;
+        if args.json {
+            println!("{}", to_json(&pos, &answer, start.elapsed().as_secs_f64()));
+        } else {
+            print_text(&pos, &answer);
+        }
+        return Ok(());
+    }
+    // One position per line from standard input, one JSON line each.
+    let mut bad = 0usize;
+    for line in std::io::stdin().lock().lines() {
+        let line = line.map_err(|e| CliError::failure(format!("reading standard input: {e}")))?;
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        match one(&rules, text) {
+            Ok(v) => println!("{v}"),
+            Err(e) if e.code == EXIT_USAGE => {
+                bad += 1;
+                println!("{}", json!({"input": text, "error": e.message}));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if bad > 0 {
+        return Err(CliError::usage(format!(
+            "{bad} line(s) of standard input could not be read as positions"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,5 @@
+//! The search that proves Kalah values over the endgame databases.
+//!
+//! The `kalah` binary is a thin layer over this crate and `kalah-solver`.
+
+#![warn(missing_docs)]

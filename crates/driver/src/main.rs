@@ -1,0 +1,56 @@
+//! The `kalah` command-line tool.
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+use cli::common::{CliError, EXIT_OK};
+
+/// Strongly solving Kalah: rules, endgame databases and proofs of game values.
+///
+/// Exit status: 0 success, 1 the work failed (I/O, corrupt database, disagreement),
+/// 2 bad input (flags or position), 130 interrupted (finished work is kept).
+#[derive(Parser, Debug)]
+#[command(name = "kalah", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Draw a position as players see it.
+    Show(cli::play::ShowArgs),
+    /// List every legal move with the position it leads to.
+    Moves(cli::play::MovesArgs),
+    /// The value of a position for the player to move, and of each legal move.
+    Query(cli::query::QueryArgs),
+    /// Build, inspect and verify endgame databases.
+    Db(cli::db::DbArgs),
+    /// Prove the value of the start position.
+    Solve(cli::solve::SolveArgs),
+    /// Recompute the published results listed in data/known-results.toml.
+    Verify(cli::verify::VerifyArgs),
+}
+
+fn run(cli: Cli) -> Result<(), CliError> {
+    match &cli.command {
+        Command::Show(a) => cli::play::show(a),
+        Command::Moves(a) => cli::play::moves(a),
+        Command::Query(a) => cli::query::run(a),
+        Command::Db(a) => cli::db::run(a),
+        Command::Solve(a) => cli::solve::run(a),
+        Command::Verify(a) => cli::verify::run(a),
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match run(cli) {
+        Ok(()) => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: {}", e.message);
+            e.code
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,311 @@
+//! The houses of a position seen by the player to move, and the one move of the game: sowing.
+//!
+//! A [`Board`] holds only the seeds in the houses, the mover's side first, both sides in sowing
+//! order. Stores never lose seeds, so everything that is still to be won depends on the board
+//! alone: the *value* of a board is the net number of seeds the player to move will still gain
+//! from the seeds now in the houses, with perfect play by both sides.
+
+use crate::rules::{Capture, EndRule, Leftover, Rules, MAX_HOUSES};
+use std::fmt;
+
+/// The houses of both sides, mover's first.
+///
+/// `cells[0..m]` are the mover's houses in sowing order (house 1 is the farthest from the mover's
+/// store), `cells[m..2m]` the opponent's houses in the opponent's sowing order. The mover's house
+/// `i` (0-based) faces the opponent's house `m - 1 - i`. Unused cells are zero.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Board {
+    m: u8,
+    cells: [u8; 2 * MAX_HOUSES],
+}
+
+/// What one sowing did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sowing {
+    /// The houses after the sowing (and any capture), still seen by the player who moved.
+    pub after: Board,
+    /// Seeds that went into the mover's store, captured ones included.
+    pub gain: u32,
+    /// Seeds taken from the opponent's house by a capture, with `Some(0)` for an empty-capture
+    /// of an empty house; `None` when nothing was captured.
+    pub captured: Option<u32>,
+    /// The last seed landed in the mover's store: the mover moves again.
+    pub extra_turn: bool,
+}
+
+impl Sowing {
+    /// The board as the next player to move sees it: the same player after an extra turn, the
+    /// opponent otherwise.
+    pub fn next(&self) -> Board {
+        if self.extra_turn {
+            self.after
+        } else {
+            self.after.flipped()
+        }
+    }
+
+    /// The value of this move for the player who made it, given the value of [`Sowing::next`]
+    /// for the player to move there.
+    pub fn value_with(&self, next_value: i32) -> i32 {
+        if self.extra_turn {
+            self.gain as i32 + next_value
+        } else {
+            self.gain as i32 - next_value
+        }
+    }
+}
+
+impl Board {
+    /// A board from the mover's houses and the opponent's houses, both in sowing order.
+    ///
+    /// # Panics
+    /// If the sides differ in length or have more than [`MAX_HOUSES`] houses, or the total
+    /// exceeds 255 seeds. Untrusted input goes through [`crate::notation`] instead.
+    pub fn new(mover: &[u8], opponent: &[u8]) -> Board {
+        let m = mover.len();
+        assert!(m >= 1 && m <= MAX_HOUSES && opponent.len() == m);
+        let total: u32 = mover.iter().chain(opponent).map(|&s| s as u32).sum();
+        assert!(total <= 255, "too many seeds");
+        let mut cells = [0u8; 2 * MAX_HOUSES];
+        cells[..m].copy_from_slice(mover);
+        cells[m..2 * m].copy_from_slice(opponent);
+        Board { m: m as u8, cells }
+    }
+
+    /// A board with `m` houses per side and no seeds.
+    pub fn empty(m: usize) -> Board {
+        assert!(m >= 1 && m <= MAX_HOUSES);
+        Board {
+            m: m as u8,
+            cells: [0; 2 * MAX_HOUSES],
+        }
+    }
+
+    /// The start position: `seeds` in every house.
+    pub fn start(rules: &Rules) -> Board {
+        let m = rules.houses;
+        let side = vec![rules.seeds as u8; m];
+        Board::new(&side, &side)
+    }
+
+    /// Houses per side.
+    #[inline]
+    pub fn houses(&self) -> usize {
+        self.m as usize
+    }
+
+    /// All `2m` houses, mover's first.
+    #[inline]
+    pub fn cells(&self) -> &[u8] {
+        &self.cells[..2 * self.m as usize]
+    }
+
+    /// The fixed-size cell array (unused cells zero), for hashing and ranking.
+    #[inline]
+    pub fn raw(&self) -> &[u8; 2 * MAX_HOUSES] {
+        &self.cells
+    }
+
+    /// The mover's houses in sowing order.
+    #[inline]
+    pub fn mover(&self) -> &[u8] {
+        &self.cells[..self.m as usize]
+    }
+
+    /// The opponent's houses in the opponent's sowing order.
+    #[inline]
+    pub fn opponent(&self) -> &[u8] {
+        &self.cells[self.m as usize..2 * self.m as usize]
+    }
+
+    /// Seeds in the mover's houses.
+    #[inline]
+    pub fn mover_seeds(&self) -> u32 {
+        self.mover().iter().map(|&s| s as u32).sum()
+    }
+
+    /// Seeds in the opponent's houses.
+    #[inline]
+    pub fn opponent_seeds(&self) -> u32 {
+        self.opponent().iter().map(|&s| s as u32).sum()
+    }
+
+    /// Seeds in all houses: the level of the board.
+    #[inline]
+    pub fn seeds(&self) -> u32 {
+        self.cells().iter().map(|&s| s as u32).sum()
+    }
+
+    /// The same houses seen by the other player.
+    #[inline]
+    pub fn flipped(&self) -> Board {
+        let m = self.m as usize;
+        let mut cells = [0u8; 2 * MAX_HOUSES];
+        cells[..m].copy_from_slice(&self.cells[m..2 * m]);
+        cells[m..2 * m].copy_from_slice(&self.cells[..m]);
+        Board { m: self.m, cells }
+    }
+
+    /// The value of the board for the player to move if the game is over, `None` otherwise.
+    #[inline]
+    pub fn final_value(&self, rules: &Rules) -> Option<i32> {
+        let mine = self.mover_seeds() as i32;
+        let theirs = self.opponent_seeds() as i32;
+        let over = match rules.end {
+            EndRule::Either => mine == 0 || theirs == 0,
+            EndRule::Mover => mine == 0,
+        };
+        if !over {
+            return None;
+        }
+        Some(match rules.leftover {
+            Leftover::Owner => mine - theirs,
+            Leftover::Discard => 0,
+            // The player whose side is empty takes what is left on the other side.
+            Leftover::Emptier => {
+                if mine == 0 {
+                    theirs
+                } else {
+                    -mine
+                }
+            }
+        })
+    }
+
+    /// Whether the game is over on this board.
+    #[inline]
+    pub fn is_over(&self, rules: &Rules) -> bool {
+        self.final_value(rules).is_some()
+    }
+
+    /// The mover's non-empty houses (0-based): the legal moves, unless the game is over.
+    pub fn legal_houses(&self) -> impl Iterator<Item = usize> + '_ {
+        self.mover()
+            .iter()
+            .enumerate()
+            .filter(|(_, &s)| s > 0)
+            .map(|(i, _)| i)
+    }
+
+    /// Sows the mover's house `house` (0-based) and applies any capture.
+    ///
+    /// The sowing goes round the mover's houses, the mover's store and the opponent's houses,
+    /// skipping the opponent's store; a sowing that laps the board drops seeds into the house it
+    /// started from as well.
+    ///
+    /// # Panics
+    /// In debug builds, if the house is out of range or empty.
+    #[inline]
+    pub fn sow(&self, rules: &Rules, house: usize) -> Sowing {
+        let m = self.m as usize;
+        debug_assert!(house < m && self.cells[house] > 0);
+        let cycle = 2 * m + 1;
+        let mut c = self.cells;
+        let seeds = c[house] as usize;
+        c[house] = 0;
+        let laps = seeds / cycle;
+        let rest = seeds % cycle;
+        let mut gain = laps as u32;
+        if laps > 0 {
+            for x in c[..2 * m].iter_mut() {
+                *x += laps as u8;
+            }
+        }
+        // Cycle positions: 0..m the mover's houses, m the store, m+1..2m the opponent's houses
+        // (cell index position - 1).
+        let mut p = house + 1;
+        for _ in 0..rest {
+            if p == cycle {
+                p = 0;
+            }
+            match p.cmp(&m) {
+                std::cmp::Ordering::Less => c[p] += 1,
+                std::cmp::Ordering::Equal => gain += 1,
+                std::cmp::Ordering::Greater => c[p - 1] += 1,
+            }
+            p += 1;
+        }
+        let last = (house + seeds) % cycle;
+        let mut captured = None;
+        if last < m && c[last] == 1 {
+            let opposite = 2 * m - 1 - last;
+            let take = match rules.capture {
+                Capture::Standard => c[opposite] > 0,
+                Capture::Empty => true,
+                Capture::Never => false,
+            };
+            if take {
+                let opp = c[opposite] as u32;
+                gain += opp + 1;
+                captured = Some(opp);
+                c[last] = 0;
+                c[opposite] = 0;
+            }
+        }
+        Sowing {
+            after: Board {
+                m: self.m,
+                cells: c,
+            },
+            gain,
+            captured,
+            extra_turn: last == m,
+        }
+    }
+}
+
+impl fmt::Debug for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Board({})", self)
+    }
+}
+
+/// The short notation: the mover's houses, `/`, the opponent's houses.
+impl fmt::Display for Board {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let join = |side: &[u8]| {
+            side.iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        write!(f, "{} / {}", join(self.mover()), join(self.opponent()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(capture: Capture) -> Rules {
+        Rules {
+            capture,
+            ..Rules::default()
+        }
+    }
+
+    #[test]
+    fn simple_sow_passes_the_turn() {
+        let b = Board::new(&[4, 4, 4, 4, 4, 4], &[4, 4, 4, 4, 4, 4]);
+        let s = b.sow(&rules(Capture::Standard), 0);
+        assert_eq!(
+            s.after,
+            Board::new(&[0, 5, 5, 5, 5, 4], &[4, 4, 4, 4, 4, 4])
+        );
+        assert_eq!(s.gain, 0);
+        assert!(!s.extra_turn);
+        assert_eq!(s.next(), s.after.flipped());
+    }
+
+    #[test]
+    fn last_seed_in_store_is_an_extra_turn() {
+        let b = Board::new(&[4, 4, 4, 4, 4, 4], &[4, 4, 4, 4, 4, 4]);
+        let s = b.sow(&rules(Capture::Standard), 2);
+        assert!(s.extra_turn);
+        assert_eq!(s.gain, 1);
+        assert_eq!(
+            s.next(),
+            Board::new(&[4, 4, 0, 5, 5, 5], &[4, 4, 4, 4, 4, 4])
+        );
+    }
+}
