@@ -99,8 +99,14 @@ fn bad_input_exits_2_with_one_line() {
         (vec!["query", ""], "empty position"),
         (vec!["show", "--houses", "2", "1 2 3"], "'/'"),
         (vec!["moves", "--houses", "9", "1 / 1"], "--houses"),
-        (vec!["query", "--capture", "sometimes", "1 / 1"], "--capture"),
-        (vec!["query", "--houses", "1", "--end", "never", "1 / 1"], "--end"),
+        (
+            vec!["query", "--capture", "sometimes", "1 / 1"],
+            "--capture",
+        ),
+        (
+            vec!["query", "--houses", "1", "--end", "never", "1 / 1"],
+            "--end",
+        ),
     ] {
         let out = kalah(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -112,13 +118,7 @@ fn bad_input_exits_2_with_one_line() {
 
 #[test]
 fn finished_game_is_settled_not_an_error() {
-    let v = json(&[
-        "query",
-        "--houses",
-        "2",
-        "S: 0 0 [5] / 1 2 [4]",
-        "--json",
-    ]);
+    let v = json(&["query", "--houses", "2", "S: 0 0 [5] / 1 2 [4]", "--json"]);
     assert_eq!(v["over"], true);
     assert_eq!(v["value"], -3);
     assert_eq!(v["margin"], -2);

@@ -118,8 +118,18 @@ fn lapping_sowing_feeds_the_origin_house() {
     // and the 13th back in S1, which was emptied: a capture of what faces S1 (N6).
     let pos = parse_position("S: 13 0 0 0 0 0 [10] / 0 0 0 0 0 2 [11]", 6).unwrap();
     for (capture, gain, south, north) in [
-        (Capture::Standard, 1 + 3 + 1, [0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0]),
-        (Capture::Empty, 1 + 3 + 1, [0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0]),
+        (
+            Capture::Standard,
+            1 + 3 + 1,
+            [0, 1, 1, 1, 1, 1],
+            [1, 1, 1, 1, 1, 0],
+        ),
+        (
+            Capture::Empty,
+            1 + 3 + 1,
+            [0, 1, 1, 1, 1, 1],
+            [1, 1, 1, 1, 1, 0],
+        ),
         (Capture::Never, 1, [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 3]),
     ] {
         let r = rules(capture, Leftover::Owner, EndRule::Either);
@@ -158,7 +168,11 @@ fn end_of_game_under_each_leftover_rule() {
             let (next, s) = pos.play(&r, 5);
             assert!(s.extra_turn);
             let score = next.final_score(&r).expect("game over");
-            assert_eq!((score.south, score.north), (south, north), "{leftover} {end}");
+            assert_eq!(
+                (score.south, score.north),
+                (south, north),
+                "{leftover} {end}"
+            );
         }
     }
 }
@@ -170,7 +184,9 @@ fn end_rule_either_or_mover() {
     let either = rules(Capture::Standard, Leftover::Owner, EndRule::Either);
     let (next, _) = pos.play(&either, 5);
     assert_eq!(next.to_move(), Side::North);
-    let score = next.final_score(&either).expect("over when either side is empty");
+    let score = next
+        .final_score(&either)
+        .expect("over when either side is empty");
     assert_eq!((score.south, score.north), (21, 25));
     // Under `mover` the game goes on: North can move.
     let mover = rules(Capture::Standard, Leftover::Owner, EndRule::Mover);
