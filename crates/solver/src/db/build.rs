@@ -119,6 +119,9 @@ pub(crate) fn solve_level(
         Ok(())
     });
     done.ok()?;
+    if cancel.load(Relaxed) {
+        return None;
+    }
     Some(cur.into_iter().map(AtomicI8::into_inner).collect())
 }
 
