@@ -20,7 +20,9 @@ use crate::rules::MAX_HOUSES;
 pub(crate) const MAX_LEVEL: u32 = 127;
 
 const R: usize = MAX_LEVEL as usize + 1;
-const P: usize = 2 * MAX_HOUSES + 1;
+/// Rows of the counting table: a power of two above `2 * MAX_HOUSES`, so that masked indices
+/// need no bounds checks.
+const P: usize = 32;
 
 /// Counting tables for one number of houses.
 #[derive(Clone, Debug)]
@@ -48,7 +50,7 @@ impl Ranker {
         assert!((1..=MAX_HOUSES).contains(&m));
         let mut n = vec![[0u64; R]; P];
         n[0][0] = 1;
-        for (p, row) in n.iter_mut().enumerate().skip(1) {
+        for (p, row) in n.iter_mut().enumerate().skip(1).take(2 * MAX_HOUSES) {
             for (r, x) in row.iter_mut().enumerate() {
                 let c = binom((r + p - 1) as u64, (p - 1) as u64);
                 *x = if c > u64::MAX as u128 {
@@ -91,7 +93,9 @@ impl Ranker {
         for (i, &c) in cells[..p - 1].iter().enumerate() {
             let q = p - i;
             let c = c as usize;
-            acc += self.n[q][r] - self.n[q][r - c];
+            // Masks are no-ops for valid boards (q <= 16, r <= 127) and spare the bounds checks.
+            let row = &self.n[q & (P - 1)];
+            acc += row[r & (R - 1)] - row[(r - c) & (R - 1)];
             r -= c;
         }
         acc
