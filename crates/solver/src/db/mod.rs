@@ -6,6 +6,24 @@
 //! [`Database`] opens the contiguous levels `0..=L` present and answers [`Endgame::probe`] by
 //! decompressing one block. The file layout is described in `FORMAT.md`.
 //!
+//! ```
+//! use kalah_solver::db::{self, Database};
+//! use kalah_solver::{Board, Endgame, Rules};
+//! use std::sync::atomic::AtomicBool;
+//!
+//! let rules = Rules::standard(3, 4);
+//! let dir = tempfile::tempdir().unwrap();
+//! // Levels 0..=6; the progress callback may come from any thread.
+//! db::build(dir.path(), &rules, 6, &|_progress| {}, &AtomicBool::new(false)).unwrap();
+//! let db = Database::open(dir.path(), &rules).unwrap();
+//! assert_eq!(db.max_seeds(), 6);
+//! // Mover 1 0 1 / opponent 0 2 0: sowing house 3 ends in the store, then house 1 captures.
+//! let board = Board::new(&[1, 0, 1], &[0, 2, 0]);
+//! assert_eq!(db.probe(&board).unwrap(), Some(4));
+//! assert_eq!(db.probe(&Board::new(&[4, 4, 4], &[4, 4, 4])).unwrap(), None);
+//! assert!(db::verify(dir.path(), &rules, true, &|_| {}, &AtomicBool::new(false)).unwrap().ok());
+//! ```
+//!
 //! - `rank`: the dense numbering of the boards of a level;
 //! - `build`: the retrograde computation and the writing of level files;
 //! - `format`: the on-disk layout (private);
