@@ -157,16 +157,17 @@ impl Bars {
                 phase,
                 total,
             } => {
-                let bar = progress_bar(
-                    *total,
-                    "{msg:>18} [{elapsed_precise}] [{wide_bar}] {human_pos}/{human_len} \
-                     {per_sec} ETA {eta}",
-                    self.visible,
-                );
+                let bar = if matches!(phase, Phase::Solve | Phase::Recompute) {
+                    progress_bar(
+                        *total,
+                        "{msg:>18} [{elapsed_precise}] [{wide_bar}] {human_pos}/{human_len} \
+                         {per_sec} ETA {eta}",
+                        self.visible,
+                    )
+                } else {
+                    spinner(self.visible)
+                };
                 bar.set_message(format!("level {level} {}", phase.name()));
-                if !matches!(phase, Phase::Solve | Phase::Recompute) {
-                    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-                }
                 *slot = Some(bar);
             }
             Progress::Advance { done, .. } => {

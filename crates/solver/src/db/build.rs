@@ -125,6 +125,16 @@ impl LevelSolver<'_> {
     /// cache misses are in flight at once.
     #[inline]
     pub(crate) fn compute_batch(&self, boards: &[(Board, usize)]) {
+        let mut out = [0i8; BATCH];
+        self.values_batch(boards, &mut out);
+        for ((_, idx), &v) in boards.iter().zip(&out) {
+            self.cur[*idx].store(v, Relaxed);
+        }
+    }
+
+    /// The values of up to [`BATCH`] boards from their children, loaded together.
+    #[inline]
+    pub(crate) fn values_batch(&self, boards: &[(Board, usize)], out: &mut [i8; BATCH]) {
         let mut moves = [[Move::default(); MAX_HOUSES]; BATCH];
         let mut counts = [0usize; BATCH];
         let mut values = [[0i8; MAX_HOUSES]; BATCH];
@@ -140,12 +150,11 @@ impl LevelSolver<'_> {
                 values[i][k] = self.load(&moves[i][k]);
             }
         }
-        for (i, (b, idx)) in boards.iter().enumerate() {
-            let v = match finals[i] {
+        for (i, (b, _)) in boards.iter().enumerate() {
+            out[i] = match finals[i] {
                 Some(v) => v,
                 None => self.finish(b, &moves[i][..counts[i]], &values[i][..counts[i]]),
             };
-            self.cur[*idx].store(v, Relaxed);
         }
     }
 
@@ -256,17 +265,27 @@ pub(crate) fn recheck_level(
         let start = c * CHUNK;
         let end = (start + CHUNK).min(n);
         let mut w = Walker::at(ranker, s, start);
-        for idx in start..end {
-            let stored = cur[idx as usize].load(Relaxed);
-            let v = solver.compute(&Board::from_raw(m, w.cells));
-            if v != stored {
-                bad.fetch_add(1, Relaxed);
-                let mut ex = examples.lock().unwrap_or_else(|e| e.into_inner());
-                if ex.len() < keep {
-                    ex.push((idx, stored, v));
+        let mut batch = [(Board::empty(m), 0usize); BATCH];
+        let mut out = [0i8; BATCH];
+        let mut idx = start;
+        while idx < end {
+            let len = ((end - idx) as usize).min(BATCH);
+            for slot in batch[..len].iter_mut() {
+                *slot = (Board::from_raw(m, w.cells), idx as usize);
+                w.advance();
+                idx += 1;
+            }
+            solver.values_batch(&batch[..len], &mut out);
+            for (&(_, i), &v) in batch[..len].iter().zip(&out) {
+                let stored = cur[i].load(Relaxed);
+                if v != stored {
+                    bad.fetch_add(1, Relaxed);
+                    let mut ex = examples.lock().unwrap_or_else(|e| e.into_inner());
+                    if ex.len() < keep {
+                        ex.push((i as u64, stored, v));
+                    }
                 }
             }
-            w.advance();
         }
         advance(end - start);
         Ok(())
