@@ -308,7 +308,8 @@ fn check_request(dir: &Path, rules: &Rules, upto: u32) -> Result<(), DbError> {
 }
 
 /// Builds the levels `0..=upto` for `rules` (their play rules) in `dir`, skipping levels
-/// already present and valid (every block checked) and rebuilding invalid ones. Each level is
+/// already present and valid (every block checked) and rebuilding corrupt ones. A level file
+/// of other rules or another format version is an error: it is never overwritten. Each level is
 /// written under a temporary name and renamed when complete, so an interruption loses only the
 /// level in progress, and a rebuild gives byte-identical files.
 ///
@@ -338,6 +339,8 @@ pub fn build(
         }
         match LevelFile::open(&path, &rules, l, ranker.level_size(l)) {
             Ok(f) => present.push(Some(f)),
+            // Never overwrite a database of other rules or of another format version.
+            Err(e @ (DbError::WrongRules { .. } | DbError::Version { .. })) => return Err(e),
             Err(e) => {
                 progress(&Progress::Invalid {
                     level: l,
