@@ -181,6 +181,21 @@ fn other_rules_are_refused() {
                 .ok()
         );
     }
+    // Building other rules into the directory is refused, and overwrites nothing.
+    let before = std::fs::read(db::level_path(dir.path(), 0)).unwrap();
+    let e = db::build(
+        dir.path(),
+        &Rules::standard(5, 0),
+        3,
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap_err();
+    assert!(matches!(e, DbError::WrongRules { .. }), "{e}");
+    assert_eq!(
+        std::fs::read(db::level_path(dir.path(), 0)).unwrap(),
+        before
+    );
     // The starting seeds do not matter.
     assert!(Database::open(dir.path(), &Rules::standard(4, 6)).is_ok());
     // An empty directory is no database.

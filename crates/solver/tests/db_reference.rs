@@ -66,3 +66,29 @@ fn six_houses_samples_agree_with_reference() {
         }
     }
 }
+
+/// Samples of a large database built by `kalah db build` (standard rules, 6 houses), checked
+/// against the engine's exhaustive search and, for small levels, the reference minimax.
+/// `KALAH_TEST_DB=data/db/h6-standard-owner-either cargo test --release -- --ignored`
+#[test]
+#[ignore]
+fn built_database_samples_agree() {
+    let Some(dir) = std::env::var_os("KALAH_TEST_DB") else {
+        panic!("set KALAH_TEST_DB to a database directory of standard 6-house rules");
+    };
+    let rules = Rules::standard(6, 0);
+    let db = Database::open(std::path::Path::new(&dir), &rules).unwrap();
+    let mut rng = Rng(2024);
+    let mut ex = kalah_solver::Exhaustive::new(rules);
+    for l in 0..=db.max_seeds().min(18) {
+        for _ in 0..40 {
+            let (a, o) = rng.board(6, l);
+            let b = Board::new(&a, &o);
+            let got = db.probe(&b).unwrap();
+            assert_eq!(got, Some(ex.value(&b)), "[{b}]");
+            if l <= 9 {
+                assert_eq!(got, Some(ref_board_value(&rules, &a, &o) as i32), "[{b}]");
+            }
+        }
+    }
+}

@@ -1,7 +1,8 @@
 //! `kalah db`: build, inspect and verify endgame databases.
 
 use super::common::{
-    default_db_dir, progress_bar, show_progress, CliError, CliResult, RuleArgs, EXIT_INTERRUPTED,
+    default_db_dir, progress_bar, show_progress, spinner, CliError, CliResult, RuleArgs,
+    EXIT_INTERRUPTED,
 };
 use clap::{Args, Subcommand};
 use indicatif::ProgressBar;
@@ -156,16 +157,17 @@ impl Bars {
                 phase,
                 total,
             } => {
-                let bar = progress_bar(
-                    *total,
-                    "{msg:>18} [{elapsed_precise}] [{wide_bar}] {human_pos}/{human_len} \
-                     {per_sec} ETA {eta}",
-                    self.visible,
-                );
+                let bar = if matches!(phase, Phase::Solve | Phase::Recompute) {
+                    progress_bar(
+                        *total,
+                        "{msg:>18} [{elapsed_precise}] [{wide_bar}] {human_pos}/{human_len} \
+                         {per_sec} ETA {eta}",
+                        self.visible,
+                    )
+                } else {
+                    spinner(self.visible)
+                };
                 bar.set_message(format!("level {level} {}", phase.name()));
-                if !matches!(phase, Phase::Solve | Phase::Recompute) {
-                    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-                }
                 *slot = Some(bar);
             }
             Progress::Advance { done, .. } => {
@@ -267,7 +269,9 @@ fn info(a: &InfoArgs) -> CliResult {
     let mut rows = Vec::new();
     let mut total_pos = 0u64;
     let mut total_bytes = 0u64;
+    let spin = spinner(show_progress(a.json) && !a.no_histogram);
     for l in &levels {
+        spin.set_message(format!("histogram of level {}", l.level));
         total_pos += l.positions;
         total_bytes += l.bytes;
         let hist = if a.no_histogram {
@@ -277,6 +281,7 @@ fn info(a: &InfoArgs) -> CliResult {
         };
         rows.push((l.clone(), hist));
     }
+    spin.finish_and_clear();
     if a.json {
         let lv: Vec<_> = rows
             .iter()

@@ -12,7 +12,7 @@ use super::format::{self, Header};
 use super::rank::{Ranker, Walker};
 use super::DbError;
 use crate::board::Board;
-use crate::rules::Rules;
+use crate::rules::{Rules, MAX_HOUSES};
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::Write;
@@ -24,6 +24,18 @@ pub(crate) const UNKNOWN: i8 = i8::MIN;
 
 /// Positions per unit of parallel work.
 const CHUNK: u64 = 1 << 15;
+
+/// Boards whose children are loaded together.
+pub(crate) const BATCH: usize = 16;
+
+/// One legal move of a board being computed.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Move {
+    gain: i32,
+    extra: bool,
+    level: u32,
+    index: usize,
+}
 
 /// Computes values of boards of level `s` from the values of lower levels and of the level
 /// itself.
@@ -38,41 +50,123 @@ pub(crate) struct LevelSolver<'a> {
 }
 
 impl LevelSolver<'_> {
-    /// The value of `board` (of level `s`) from the values of its children.
+    /// The legal moves of a board that is not over: per move, gain, extra turn, child level
+    /// and child index; and their number.
     #[inline]
-    pub(crate) fn compute(&self, board: &Board) -> i8 {
-        if let Some(v) = board.final_value(&self.rules) {
-            return v as i8;
-        }
+    fn plan(&self, board: &Board, moves: &mut [Move; MAX_HOUSES]) -> usize {
         let m = board.houses();
-        let mut best = i32::MIN;
+        let mut count = 0;
         for h in 0..m {
             if board.raw()[h] == 0 {
                 continue;
             }
             let sw = board.sow(&self.rules, h);
             let next = sw.next();
-            let nv = if sw.gain == 0 {
-                self.same_level(&next)
-            } else {
-                let l = self.s - sw.gain;
-                self.lower[l as usize][self.ranker.index(next.raw(), l) as usize] as i32
+            let l = self.s - sw.gain;
+            moves[count] = Move {
+                gain: sw.gain as i32,
+                extra: sw.extra_turn,
+                level: l,
+                index: self.ranker.index(next.raw(), l) as usize,
             };
-            best = best.max(sw.value_with(nv));
+            count += 1;
+        }
+        count
+    }
+
+    /// The value stored for a child (may be [`UNKNOWN`] in the same level).
+    #[inline]
+    fn load(&self, mv: &Move) -> i8 {
+        if mv.level == self.s {
+            self.cur[mv.index].load(Relaxed)
+        } else {
+            self.lower[mv.level as usize][mv.index]
+        }
+    }
+
+    /// The best move value given the loaded child values, computing unknown same-level ones.
+    #[inline]
+    fn finish(&self, board: &Board, moves: &[Move], values: &[i8]) -> i8 {
+        let mut best = i32::MIN;
+        for (k, mv) in moves.iter().enumerate() {
+            let mut nv = values[k];
+            if nv == UNKNOWN && mv.level == self.s {
+                nv = self.same_level(board, k, mv.index);
+            }
+            let v = if mv.extra {
+                mv.gain + nv as i32
+            } else {
+                mv.gain - nv as i32
+            };
+            best = best.max(v);
         }
         best as i8
     }
 
-    /// The value of a board of the same level, computed (and stored) if unknown.
-    fn same_level(&self, board: &Board) -> i32 {
-        let idx = self.ranker.index(board.raw(), self.s) as usize;
-        let v = self.cur[idx].load(Relaxed);
-        if v != UNKNOWN {
-            return v as i32;
+    /// The value of `board` (of level `s`) from the values of its children.
+    ///
+    /// The children are sown and numbered first and their values loaded afterwards, all at
+    /// once: the loads are independent cache misses that the processor then overlaps.
+    pub(crate) fn compute(&self, board: &Board) -> i8 {
+        if let Some(v) = board.final_value(&self.rules) {
+            return v as i8;
         }
-        let v = self.compute(board);
+        let mut moves = [Move::default(); MAX_HOUSES];
+        let count = self.plan(board, &mut moves);
+        let mut values = [0i8; MAX_HOUSES];
+        for (v, mv) in values.iter_mut().zip(&moves[..count]) {
+            *v = self.load(mv);
+        }
+        self.finish(board, &moves[..count], &values[..count])
+    }
+
+    /// Computes and stores the values of up to [`BATCH`] consecutive boards whose values are
+    /// unknown: all their children are numbered first, then all loaded, so that dozens of
+    /// cache misses are in flight at once.
+    #[inline]
+    pub(crate) fn compute_batch(&self, boards: &[(Board, usize)]) {
+        let mut out = [0i8; BATCH];
+        self.values_batch(boards, &mut out);
+        for ((_, idx), &v) in boards.iter().zip(&out) {
+            self.cur[*idx].store(v, Relaxed);
+        }
+    }
+
+    /// The values of up to [`BATCH`] boards from their children, loaded together.
+    #[inline]
+    pub(crate) fn values_batch(&self, boards: &[(Board, usize)], out: &mut [i8; BATCH]) {
+        let mut moves = [[Move::default(); MAX_HOUSES]; BATCH];
+        let mut counts = [0usize; BATCH];
+        let mut values = [[0i8; MAX_HOUSES]; BATCH];
+        let mut finals = [None; BATCH];
+        for (i, (b, _)) in boards.iter().enumerate() {
+            match b.final_value(&self.rules) {
+                Some(v) => finals[i] = Some(v as i8),
+                None => counts[i] = self.plan(b, &mut moves[i]),
+            }
+        }
+        for i in 0..boards.len() {
+            for k in 0..counts[i] {
+                values[i][k] = self.load(&moves[i][k]);
+            }
+        }
+        for (i, (b, _)) in boards.iter().enumerate() {
+            out[i] = match finals[i] {
+                Some(v) => v,
+                None => self.finish(b, &moves[i][..counts[i]], &values[i][..counts[i]]),
+            };
+        }
+    }
+
+    /// The value of the `k`-th legal move's child of `board`, in the same level at `idx`,
+    /// computed and stored.
+    #[cold]
+    fn same_level(&self, board: &Board, k: usize, idx: usize) -> i8 {
+        let h = board.legal_houses().nth(k).expect("k-th legal move exists");
+        let next = board.sow(&self.rules, h).next();
+        let v = self.compute(&next);
         self.cur[idx].store(v, Relaxed);
-        v as i32
+        v
     }
 }
 
@@ -106,15 +200,23 @@ pub(crate) fn solve_level(
         }
         let start = c * CHUNK;
         let end = (start + CHUNK).min(n);
+        // Boards are visited in index order. (Visiting them in the order of their flipped
+        // numbering, to bring children closer together, measured 35% slower at level 19.)
         let mut w = Walker::at(ranker, s, start);
+        let mut batch = [(Board::empty(m), 0usize); BATCH];
+        let mut len = 0;
         for idx in start..end {
-            let cell = &cur[idx as usize];
-            if cell.load(Relaxed) == UNKNOWN {
-                let v = solver.compute(&Board::from_raw(m, w.cells));
-                cell.store(v, Relaxed);
+            if cur[idx as usize].load(Relaxed) == UNKNOWN {
+                batch[len] = (Board::from_raw(m, w.cells), idx as usize);
+                len += 1;
+                if len == BATCH {
+                    solver.compute_batch(&batch);
+                    len = 0;
+                }
             }
             w.advance();
         }
+        solver.compute_batch(&batch[..len]);
         advance(end - start);
         Ok(())
     });
@@ -125,9 +227,14 @@ pub(crate) fn solve_level(
     Some(cur.into_iter().map(AtomicI8::into_inner).collect())
 }
 
+/// Disagreements found by [`recheck_level`]: their number and up to `keep` examples
+/// `(index, stored, recomputed)`.
+pub(crate) type Disagreements = (u64, Vec<(u64, i8, i8)>);
+
 /// Recomputes every value of level `s` from its children as stored (`values` holds the level
 /// itself) and returns the number of disagreements and up to `keep` examples
 /// `(index, stored, recomputed)`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn recheck_level(
     rules: &Rules,
     ranker: &Ranker,
@@ -137,7 +244,7 @@ pub(crate) fn recheck_level(
     advance: &(dyn Fn(u64) + Sync),
     cancel: &AtomicBool,
     keep: usize,
-) -> Option<(u64, Vec<(u64, i8, i8)>)> {
+) -> Option<Disagreements> {
     let n = ranker.level_size(s);
     let m = ranker.houses();
     let cur: Vec<AtomicI8> = values.into_iter().map(AtomicI8::new).collect();
@@ -158,17 +265,27 @@ pub(crate) fn recheck_level(
         let start = c * CHUNK;
         let end = (start + CHUNK).min(n);
         let mut w = Walker::at(ranker, s, start);
-        for idx in start..end {
-            let stored = cur[idx as usize].load(Relaxed);
-            let v = solver.compute(&Board::from_raw(m, w.cells));
-            if v != stored {
-                bad.fetch_add(1, Relaxed);
-                let mut ex = examples.lock().unwrap_or_else(|e| e.into_inner());
-                if ex.len() < keep {
-                    ex.push((idx, stored, v));
+        let mut batch = [(Board::empty(m), 0usize); BATCH];
+        let mut out = [0i8; BATCH];
+        let mut idx = start;
+        while idx < end {
+            let len = ((end - idx) as usize).min(BATCH);
+            for slot in batch[..len].iter_mut() {
+                *slot = (Board::from_raw(m, w.cells), idx as usize);
+                w.advance();
+                idx += 1;
+            }
+            solver.values_batch(&batch[..len], &mut out);
+            for (&(_, i), &v) in batch[..len].iter().zip(&out) {
+                let stored = cur[i].load(Relaxed);
+                if v != stored {
+                    bad.fetch_add(1, Relaxed);
+                    let mut ex = examples.lock().unwrap_or_else(|e| e.into_inner());
+                    if ex.len() < keep {
+                        ex.push((i as u64, stored, v));
+                    }
                 }
             }
-            w.advance();
         }
         advance(end - start);
         Ok(())

@@ -41,7 +41,7 @@ pub(crate) const HEADER_LEN: usize = 128;
 pub(crate) const ENTRY_LEN: usize = 16;
 pub(crate) const CODEC_ZSTD: u8 = 1;
 /// Positions per block: small enough that one probe decompresses little.
-pub(crate) const BLOCK_SIZE: u32 = 1 << 14;
+pub(crate) const BLOCK_SIZE: u32 = 1 << 13;
 /// The fixed zstd level: a rebuild gives byte-identical files.
 pub(crate) const ZSTD_LEVEL: i32 = 9;
 
@@ -365,24 +365,35 @@ pub(crate) fn decode_block(
     }
     let len = header.block_len(i);
     let mut buf = vec![0u8; len];
-    let got = zstd::bulk::decompress_to_buffer(data, &mut buf[..])
+    // One decompression context per thread: creating one costs more than a small block.
+    thread_local! {
+        static DCTX: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let got = DCTX
+        .with(|d| {
+            let mut d = d.borrow_mut();
+            if d.is_none() {
+                *d = Some(zstd::bulk::Decompressor::new()?);
+            }
+            d.as_mut()
+                .expect("just set")
+                .decompress_to_buffer(data, &mut buf[..])
+        })
         .map_err(|e| corrupt(format!("block {i} does not decompress: {e}")))?;
     if got != len {
         return Err(corrupt(format!(
             "block {i} decompresses to {got} bytes, expected {len}"
         )));
     }
-    let lim = header.level as i32;
-    out.clear();
-    out.reserve(len);
-    for &b in &buf {
-        let v = b as i8;
-        if (v as i32).abs() > lim {
-            return Err(corrupt(format!(
-                "block {i} holds value {v}, outside [-{lim}, {lim}]"
-            )));
-        }
-        out.push(v);
+    let lim = header.level.min(127) as i8;
+    if let Some(&b) = buf.iter().find(|&&b| !(-lim..=lim).contains(&(b as i8))) {
+        return Err(corrupt(format!(
+            "block {i} holds value {}, outside [-{lim}, {lim}]",
+            b as i8
+        )));
     }
+    out.clear();
+    out.extend(buf.iter().map(|&b| b as i8));
     Ok(())
 }

@@ -6,6 +6,24 @@
 //! [`Database`] opens the contiguous levels `0..=L` present and answers [`Endgame::probe`] by
 //! decompressing one block. The file layout is described in `FORMAT.md`.
 //!
+//! ```
+//! use kalah_solver::db::{self, Database};
+//! use kalah_solver::{Board, Endgame, Rules};
+//! use std::sync::atomic::AtomicBool;
+//!
+//! let rules = Rules::standard(3, 4);
+//! let dir = tempfile::tempdir().unwrap();
+//! // Levels 0..=6; the progress callback may come from any thread.
+//! db::build(dir.path(), &rules, 6, &|_progress| {}, &AtomicBool::new(false)).unwrap();
+//! let db = Database::open(dir.path(), &rules).unwrap();
+//! assert_eq!(db.max_seeds(), 6);
+//! // Mover 1 0 1 / opponent 0 2 0: sowing house 3 ends in the store, then house 1 captures.
+//! let board = Board::new(&[1, 0, 1], &[0, 2, 0]);
+//! assert_eq!(db.probe(&board).unwrap(), Some(4));
+//! assert_eq!(db.probe(&Board::new(&[4, 4, 4], &[4, 4, 4])).unwrap(), None);
+//! assert!(db::verify(dir.path(), &rules, true, &|_| {}, &AtomicBool::new(false)).unwrap().ok());
+//! ```
+//!
 //! - `rank`: the dense numbering of the boards of a level;
 //! - `build`: the retrograde computation and the writing of level files;
 //! - `format`: the on-disk layout (private);
@@ -290,7 +308,8 @@ fn check_request(dir: &Path, rules: &Rules, upto: u32) -> Result<(), DbError> {
 }
 
 /// Builds the levels `0..=upto` for `rules` (their play rules) in `dir`, skipping levels
-/// already present and valid (every block checked) and rebuilding invalid ones. Each level is
+/// already present and valid (every block checked) and rebuilding corrupt ones. A level file
+/// of other rules or another format version is an error: it is never overwritten. Each level is
 /// written under a temporary name and renamed when complete, so an interruption loses only the
 /// level in progress, and a rebuild gives byte-identical files.
 ///
@@ -320,6 +339,8 @@ pub fn build(
         }
         match LevelFile::open(&path, &rules, l, ranker.level_size(l)) {
             Ok(f) => present.push(Some(f)),
+            // Never overwrite a database of other rules or of another format version.
+            Err(e @ (DbError::WrongRules { .. } | DbError::Version { .. })) => return Err(e),
             Err(e) => {
                 progress(&Progress::Invalid {
                     level: l,
@@ -623,9 +644,12 @@ pub fn verify(
     Ok(report)
 }
 
+/// (level, block, values) of a decompressed block.
+type CachedBlock = (u32, u64, Arc<Vec<i8>>);
+
 /// A few recently decompressed blocks, shared by the threads that probe.
 struct BlockCache {
-    shards: Vec<Mutex<Vec<(u32, u64, Arc<Vec<i8>>)>>>,
+    shards: Vec<Mutex<Vec<CachedBlock>>>,
 }
 
 const CACHE_SHARDS: usize = 16;

@@ -31,3 +31,70 @@ fn every_board_agrees_with_exhaustive_search() {
         }
     }
 }
+
+/// Rewrites level `level` of `dir` with one value changed, every checksum valid.
+fn tamper(dir: &std::path::Path, rules: &Rules, level: u32, index: usize) {
+    let n = level_size(rules.houses, level);
+    let path = format::level_path(dir, level);
+    let file = LevelFile::open(&path, rules, level, n).unwrap();
+    let mut values = Vec::new();
+    file.read_all(&mut values).unwrap();
+    drop(file);
+    // Another legal value of the same parity, so that no range check can catch it.
+    let l = level as i8;
+    values[index] = if values[index] + 2 <= l {
+        values[index] + 2
+    } else {
+        values[index] - 2
+    };
+    std::fs::remove_file(&path).unwrap();
+    build::write_level(dir, rules, level, &values).unwrap();
+}
+
+#[test]
+fn full_verify_finds_a_wrong_value_with_valid_checksums() {
+    let rules = Rules::standard(3, 0);
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), &rules, 8, &|_| {}, &AtomicBool::new(false)).unwrap();
+    let ok = verify(dir.path(), &rules, true, &|_| {}, &AtomicBool::new(false)).unwrap();
+    assert!(ok.ok(), "{ok:?}");
+    assert!(ok.levels.iter().all(|l| l.recomputed));
+
+    tamper(dir.path(), &rules, 6, 100);
+    // Checksums alone cannot see it...
+    let quick = verify(dir.path(), &rules, false, &|_| {}, &AtomicBool::new(false)).unwrap();
+    assert!(quick.ok());
+    // ...recomputation does, and names the file.
+    let full = verify(dir.path(), &rules, true, &|_| {}, &AtomicBool::new(false)).unwrap();
+    assert!(!full.ok());
+    let bad: Vec<_> = full
+        .levels
+        .iter()
+        .filter(|l| !l.problems.is_empty())
+        .collect();
+    assert_eq!(bad[0].level, 6, "{full:?}");
+    assert!(bad[0].problems[0].contains("level-006.kdb"), "{full:?}");
+    assert!(bad[0].problems[0].contains("disagree"), "{full:?}");
+}
+
+#[test]
+fn probes_from_many_threads_agree() {
+    let rules = Rules::standard(4, 0);
+    let (_dir, db) = build_tmp(&rules, 9);
+    let n = level_size(4, 9);
+    let want: Vec<Option<i32>> = (0..n)
+        .map(|i| db.probe(&db.board_at(9, i).unwrap()).unwrap())
+        .collect();
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let (db, want) = (&db, &want);
+            s.spawn(move || {
+                // Strided so that the threads fight over the block cache.
+                for i in (t..n).step_by(3) {
+                    let b = db.board_at(9, i).unwrap();
+                    assert_eq!(db.probe(&b).unwrap(), want[i as usize]);
+                }
+            });
+        }
+    });
+}

@@ -1,0 +1,153 @@
+//! `kalah db`: a build killed in the middle resumes to identical files; verify finds a flipped
+//! byte and names the file; info reports the levels.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const KALAH: &str = env!("CARGO_BIN_EXE_kalah");
+const UPTO: &str = "13";
+
+fn kalah(args: &[&str]) -> std::process::Output {
+    Command::new(KALAH).args(args).output().unwrap()
+}
+
+fn build_args(dir: &Path) -> Vec<String> {
+    ["db", "build", "--upto", UPTO, "--houses", "6", "--dir"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([dir.to_string_lossy().into_owned()])
+        .collect()
+}
+
+fn level_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".kdb"))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn killed_build_resumes_to_identical_files() {
+    let fresh = tempfile::tempdir().unwrap();
+    let out = Command::new(KALAH)
+        .args(build_args(fresh.path()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = level_files(fresh.path());
+    assert_eq!(want.len(), 14);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(KALAH)
+        .args(build_args(dir.path()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once level 11 is written, while the larger levels 12 and 13 are being built.
+    let start = Instant::now();
+    while !dir.path().join("level-011.kdb").exists() {
+        assert!(start.elapsed() < Duration::from_secs(120), "build too slow");
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let _ = child.kill();
+    child.wait().unwrap();
+    let partial = level_files(dir.path());
+    assert!(partial.len() >= 12, "{}", partial.len());
+
+    let out = Command::new(KALAH)
+        .args(build_args(dir.path()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(level_files(dir.path()), want);
+
+    // The JSON summary of a build with nothing to do.
+    let mut args = build_args(dir.path());
+    args.push("--json".into());
+    let out = Command::new(KALAH).args(args).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["built"].as_array().unwrap().len(), 0);
+    assert_eq!(v["skipped"].as_array().unwrap().len(), 14);
+}
+
+#[test]
+fn verify_names_a_corrupt_file_and_info_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = kalah(&["db", "build", "--upto", "9", "--houses", "3", "--dir", d]);
+    assert!(out.status.success());
+
+    let out = kalah(&["db", "verify", "--full", "--houses", "3", "--dir", d]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let out = kalah(&["db", "info", "--json", "--houses", "3", "--dir", d]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["max_seeds"], 9);
+    assert_eq!(v["levels"].as_array().unwrap().len(), 10);
+    // C(9 + 5, 5) boards in level 9, all counted by the histogram.
+    let l9 = &v["levels"][9];
+    assert_eq!(l9["positions"], 2002);
+    let total: u64 = l9["histogram"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 2002);
+
+    let path = dir.path().join("level-008.kdb");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 3] ^= 0x04;
+    std::fs::write(&path, &bytes).unwrap();
+    let out = kalah(&["db", "verify", "--houses", "3", "--dir", d]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("level-008.kdb"), "{text}");
+    assert!(text.contains("checksum"), "{text}");
+
+    // Other rules: a clear error.
+    let out = kalah(&[
+        "db",
+        "info",
+        "--houses",
+        "3",
+        "--capture",
+        "empty",
+        "--dir",
+        d,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("built for rules"));
+}
