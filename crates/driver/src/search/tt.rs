@@ -123,6 +123,19 @@ impl Table {
         ((key >> 20) as usize & self.mask) * WAYS * 2
     }
 
+    /// Asks the processor to bring the bucket of `key` into the cache.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let p = self.words[self.bucket(key)..].as_ptr() as *const i8;
+            // SAFETY: prefetching is a hint; the pointer is in bounds of the table.
+            unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
     /// What the table knows about the board with this key.
     #[inline]
     pub fn probe(&self, key: u64) -> Option<Entry> {

@@ -14,6 +14,7 @@ const BATCH: u64 = 1024;
 #[derive(Clone, Copy)]
 struct Kid {
     house: u8,
+    key: u64,
     extra: bool,
     gain: i32,
     next: Board,
@@ -86,6 +87,12 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Whether a board is over or small enough for the database.
+    #[inline]
+    fn is_leaf(&self, board: &Board) -> bool {
+        (board.seeds() as i32) <= self.leaf || board.final_value(&self.rules).is_some()
+    }
+
     /// The exact value of a board that is over or small enough for the database, if it is.
     #[inline]
     fn leaf_value(&self, board: &Board) -> Option<Option<i32>> {
@@ -104,11 +111,11 @@ impl<'a> Worker<'a> {
         if let Some(v) = self.leaf_value(board) {
             return v;
         }
-        self.node(board, alpha, beta, ply)
+        self.node(board, tt::key(board), alpha, beta, ply)
     }
 
     /// An inner node: not over, too big for the database.
-    fn node(&mut self, board: &Board, alpha: i32, beta: i32, ply: u32) -> Option<i32> {
+    fn node(&mut self, board: &Board, key: u64, alpha: i32, beta: i32, ply: u32) -> Option<i32> {
         self.count()?;
         let start_nodes = self.nodes;
         let seeds = board.seeds() as i32;
@@ -119,7 +126,6 @@ impl<'a> Worker<'a> {
         if beta <= -seeds {
             return Some(-seeds);
         }
-        let key = tt::key(board);
         let mut tt_move = NO_MOVE;
         if let Some(e) = self.table().probe(key) {
             if e.lower >= beta || e.lower == e.upper {
@@ -136,6 +142,7 @@ impl<'a> Worker<'a> {
         let m = board.houses();
         let mut kids = [Kid {
             house: 0,
+            key: 0,
             extra: false,
             gain: 0,
             next: *board,
@@ -145,23 +152,35 @@ impl<'a> Worker<'a> {
         }; 8];
         let mut n = 0;
         let mut best_upper = i32::MIN;
-        for h in 0..m {
-            let sown = board.cells()[h];
-            if sown == 0 {
+        let mut sown = [None; 8];
+        for (h, slot) in sown.iter_mut().enumerate().take(m) {
+            if board.cells()[h] == 0 {
                 continue;
             }
             let s = board.sow(&self.rules, h);
             let next = s.next();
+            let leaf = self.is_leaf(&next);
+            let k = if leaf { 0 } else { tt::key(&next) };
+            if !leaf {
+                self.table().prefetch(k);
+            }
+            *slot = Some((s, next, leaf, k));
+        }
+        for (h, slot) in sown.iter().enumerate().take(m) {
+            let Some((s, next, leaf, child_key)) = *slot else {
+                continue;
+            };
             let gain = s.gain as i32;
-            let (clo, chi) = match self.leaf_value(&next) {
-                Some(Some(v)) => (v, v),
-                Some(None) => return None,
-                None => {
-                    let cs = next.seeds() as i32;
-                    match self.table().probe(tt::key(&next)) {
-                        Some(e) => (e.lower.max(-cs), e.upper.min(cs)),
-                        None => (-cs, cs),
-                    }
+            let (clo, chi) = if leaf {
+                match self.leaf_value(&next) {
+                    Some(Some(v)) => (v, v),
+                    _ => return None,
+                }
+            } else {
+                let cs = next.seeds() as i32;
+                match self.table().probe(child_key) {
+                    Some(e) => (e.lower.max(-cs), e.upper.min(cs)),
+                    None => (-cs, cs),
                 }
             };
             let (lower, upper) = if s.extra_turn {
@@ -201,6 +220,7 @@ impl<'a> Worker<'a> {
             };
             kids[n] = Kid {
                 house: h as u8,
+                key: child_key,
                 extra: s.extra_turn,
                 gain,
                 next,
@@ -241,9 +261,9 @@ impl<'a> Worker<'a> {
             } else if kid.lower == kid.upper {
                 kid.lower
             } else if kid.extra {
-                kid.gain + self.search(&kid.next, a - kid.gain, beta - kid.gain, ply + 1)?
+                kid.gain + self.node(&kid.next, kid.key, a - kid.gain, beta - kid.gain, ply + 1)?
             } else {
-                kid.gain - self.search(&kid.next, kid.gain - beta, kid.gain - a, ply + 1)?
+                kid.gain - self.node(&kid.next, kid.key, kid.gain - beta, kid.gain - a, ply + 1)?
             };
             if v > best {
                 best = v;
