@@ -159,6 +159,14 @@ fn result_word(margin: i32) -> &'static str {
     }
 }
 
+fn result_verb(margin: i32) -> &'static str {
+    match margin.signum() {
+        1 => "wins",
+        0 => "draws",
+        _ => "loses",
+    }
+}
+
 fn analysis_json(rules: &Rules, db: u32, goal: GoalArg, a: &Analysis) -> Value {
     let pos = Position::start(rules);
     let best: Vec<usize> = a
@@ -263,9 +271,9 @@ fn print_analysis(rules: &Rules, args: &SolveArgs, a: &Analysis) {
     println!("rules: {rules}");
     match args.goal {
         GoalArg::Exact => println!(
-            "value: {:+} (South's final margin: the first player {}s{})",
+            "value: {:+} (South's final margin: the first player {}{})",
             a.value,
-            result_word(a.value),
+            result_verb(a.value),
             if a.value == 0 {
                 String::new()
             } else {
@@ -273,8 +281,8 @@ fn print_analysis(rules: &Rules, args: &SolveArgs, a: &Analysis) {
             }
         ),
         GoalArg::Sign => println!(
-            "result: the first player {}s (margin in [{:+}, {:+}])",
-            result_word(a.value),
+            "result: the first player {} (margin in [{:+}, {:+}])",
+            result_verb(a.value),
             a.lower,
             a.upper
         ),

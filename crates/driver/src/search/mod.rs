@@ -494,8 +494,7 @@ impl Search {
         }
         let threads = self.config.threads.max(1);
         let mut moves = Vec::new();
-        let value;
-        if all_moves {
+        let value = if all_moves {
             let legal: Vec<usize> = board.legal_houses().collect();
             self.shared.moves_total.store(legal.len(), Relaxed);
             for (i, &h) in legal.iter().enumerate() {
@@ -518,11 +517,11 @@ impl Search {
                 self.shared.moves_done.store(i + 1, Relaxed);
                 moves.push((h, v));
             }
-            value = moves.iter().map(|m| m.1).max().unwrap();
+            moves.iter().map(|m| m.1).max().unwrap()
         } else {
             self.set_stage("root".to_string());
-            value = self.solve(board, a, b, threads)?;
-        }
+            self.solve(board, a, b, threads)?
+        };
         let (lower, upper) = bounds(value);
         let mut pv = Vec::new();
         if goal == Goal::Exact {

@@ -101,7 +101,10 @@ impl Table {
     /// A table of exactly `buckets` buckets (a power of two), for tests of replacement.
     pub fn with_buckets(buckets: usize) -> Table {
         assert!(buckets.is_power_of_two());
-        let words = (0..buckets * WAYS * 2).map(|_| AtomicU64::new(0)).collect();
+        // Zeroed memory from the allocator (pages are touched only when used).
+        let zeros: Box<[u64]> = vec![0u64; buckets * WAYS * 2].into_boxed_slice();
+        // SAFETY: AtomicU64 has the same size, alignment and bit validity as u64.
+        let words = unsafe { Box::from_raw(Box::into_raw(zeros) as *mut [AtomicU64]) };
         Table {
             words,
             mask: buckets - 1,
