@@ -63,7 +63,7 @@ impl Board {
     /// exceeds 255 seeds. Untrusted input goes through [`crate::notation`] instead.
     pub fn new(mover: &[u8], opponent: &[u8]) -> Board {
         let m = mover.len();
-        assert!(m >= 1 && m <= MAX_HOUSES && opponent.len() == m);
+        assert!((1..=MAX_HOUSES).contains(&m) && opponent.len() == m);
         let total: u32 = mover.iter().chain(opponent).map(|&s| s as u32).sum();
         assert!(total <= 255, "too many seeds");
         let mut cells = [0u8; 2 * MAX_HOUSES];
@@ -74,7 +74,7 @@ impl Board {
 
     /// A board with `m` houses per side and no seeds.
     pub fn empty(m: usize) -> Board {
-        assert!(m >= 1 && m <= MAX_HOUSES);
+        assert!((1..=MAX_HOUSES).contains(&m));
         Board {
             m: m as u8,
             cells: [0; 2 * MAX_HOUSES],

@@ -62,11 +62,8 @@ pub fn draw(pos: &Position, rules: &Rules) -> String {
         .map(|i| format!("{}|", cell(north[i].to_string())))
         .collect();
     out.push_str(&format!("{pad}|{row_n}\n"));
-    out.push_str(&format!(
-        "{:>store_w$} {rule} {}\n",
-        format!("[{}]", stores[0]),
-        format!("[{}]", stores[1])
-    ));
+    let (north_store, south_store) = (format!("[{}]", stores[0]), format!("[{}]", stores[1]));
+    out.push_str(&format!("{north_store:>store_w$} {rule} {south_store}\n"));
     let row_s: String = (0..m)
         .map(|i| format!("{}|", cell(south[i].to_string())))
         .collect();

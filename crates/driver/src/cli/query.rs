@@ -84,8 +84,9 @@ fn print_text(pos: &Position, answer: &Answer) {
         return;
     }
     println!(
-        "value for {who} (to move): {:+}   final margin {who} - other: {:+}   [{}]",
+        "value for {who} (to move): {:+}   final margin ({who} - {}): {:+}   [{}]",
         answer.value,
+        pos.to_move().other().name(),
         answer.value + pos.store_lead(),
         answer.source
     );

@@ -1,0 +1,199 @@
+//! The `kalah` binary as users run it: output parsed back, exit statuses, known answers.
+
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn kalah(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kalah"))
+        .args(args)
+        .output()
+        .expect("run kalah")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = kalah(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout(&out).trim()).expect("one JSON object")
+}
+
+fn start(m: usize, n: u32) -> String {
+    let side = vec![n.to_string(); m].join(" ");
+    format!("{side} / {side}")
+}
+
+#[test]
+fn query_json_schema() {
+    let v = json(&[
+        "query",
+        "--houses",
+        "4",
+        "--capture",
+        "empty",
+        "3 3 3 3 / 3 3 3 3",
+        "--json",
+    ]);
+    assert_eq!(v["value"], 8);
+    assert_eq!(v["margin"], 8);
+    assert_eq!(v["to_move"], "south");
+    assert_eq!(v["over"], false);
+    let moves = v["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 4);
+    let best = moves.iter().map(|m| m["value"].as_i64().unwrap()).max();
+    assert_eq!(best, Some(8));
+    for m in moves {
+        let h = m["house"].as_u64().unwrap();
+        assert!((1..=4).contains(&h));
+    }
+    assert_eq!(v["best"], serde_json::json!([2]));
+    assert!(v["source"].is_string());
+    assert!(v["seconds"].is_number());
+}
+
+#[test]
+fn known_small_results() {
+    let csv = include_str!("../../../tests/known-small.csv");
+    let mut checked = 0;
+    for line in csv.lines().filter(|l| !l.starts_with('#')).skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let (m, n): (usize, u32) = (f[0].parse().unwrap(), f[1].parse().unwrap());
+        let v = json(&[
+            "query",
+            "--houses",
+            f[0],
+            "--capture",
+            "empty",
+            &start(m, n),
+            "--json",
+        ]);
+        let value = v["margin"].as_i64().unwrap();
+        if !f[2].is_empty() {
+            assert_eq!(value, f[2].parse::<i64>().unwrap(), "({m},{n})");
+        }
+        let sign = match value.signum() {
+            1 => "W",
+            0 => "D",
+            _ => "L",
+        };
+        assert_eq!(sign, f[3], "({m},{n}): computed {value}");
+        checked += 1;
+    }
+    assert_eq!(checked, 22);
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    for (args, needle) in [
+        (vec!["query", "3 3 3 / 3 3 3"], "--houses is 6"),
+        (vec!["query", "--houses", "2", "3 x / 3 3"], "not a number"),
+        (vec!["query", "--houses", "2", "3 -2 / 3 3"], "negative"),
+        (vec!["query", "--houses", "2", "3 9999 / 3 3"], "too many"),
+        (vec!["query", ""], "empty position"),
+        (vec!["show", "--houses", "2", "1 2 3"], "'/'"),
+        (vec!["moves", "--houses", "9", "1 / 1"], "--houses"),
+        (
+            vec!["query", "--capture", "sometimes", "1 / 1"],
+            "--capture",
+        ),
+        (
+            vec!["query", "--houses", "1", "--end", "never", "1 / 1"],
+            "--end",
+        ),
+    ] {
+        let out = kalah(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn finished_game_is_settled_not_an_error() {
+    let v = json(&["query", "--houses", "2", "S: 0 0 [5] / 1 2 [4]", "--json"]);
+    assert_eq!(v["over"], true);
+    assert_eq!(v["value"], -3);
+    assert_eq!(v["margin"], -2);
+    assert_eq!(v["moves"], serde_json::json!([]));
+    let v = json(&[
+        "query",
+        "--houses",
+        "2",
+        "--leftover",
+        "emptier",
+        "0 0 / 1 2",
+        "--json",
+    ]);
+    assert_eq!(v["value"], 3);
+}
+
+#[test]
+fn query_reads_standard_input() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kalah"))
+        .args(["query", "--houses", "3", "--capture", "empty"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"4 4 4 / 4 4 4\n\n# a comment\n1 2 / 3\nN: 1 0 0 [3] / 0 0 2 [4]\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "one line was bad");
+    let lines: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["value"], 2);
+    assert!(lines[1]["error"].as_str().unwrap().contains("houses"));
+    assert_eq!(lines[2]["to_move"], "north");
+}
+
+#[test]
+fn show_draws_north_on_top_right_to_left() {
+    let out = kalah(&["show", "--houses", "3", "N: 1 2 3 [4] / 5 6 7 [8]"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    // North's row reads N3 N2 N1 from left to right; South's row S1 S2 S3.
+    let digits = |l: &str| -> Vec<u32> {
+        l.split(|c: char| !c.is_ascii_digit())
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse().unwrap())
+            .collect()
+    };
+    assert!(lines[0].contains("North"));
+    assert_eq!(digits(lines[2]), vec![7, 6, 5]);
+    assert_eq!(digits(lines[3]), vec![8, 4]);
+    assert_eq!(digits(lines[4]), vec![1, 2, 3]);
+    assert!(lines[6].contains("South"));
+    assert!(text.contains("North to move"));
+}
+
+#[test]
+fn moves_lists_every_legal_move() {
+    let v = json(&["moves", "--houses", "6", &start(6, 4), "--json"]);
+    let moves = v["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 6);
+    assert_eq!(moves[2]["house"], 3);
+    assert_eq!(moves[2]["extra_turn"], true);
+    assert_eq!(moves[2]["position"], "S: 4 4 0 5 5 5 [1] / 4 4 4 4 4 4 [0]");
+    assert_eq!(moves[0]["extra_turn"], false);
+    assert_eq!(moves[0]["to_move"], "north");
+    let text = stdout(&kalah(&["moves", "--houses", "2", "S: 0 1 [0] / 1 1 [0]"]));
+    assert!(text.contains("house 2"), "{text}");
+    assert!(text.contains("ends the game"), "{text}");
+}
