@@ -1,6 +1,6 @@
 //! `kalah verify`: recompute the published results listed in `data/known-results.toml`.
 
-use super::common::{show_progress, spinner, CliError, CliResult, RuleArgs};
+use super::common::{default_db_dir, progress_bar, show_progress, CliError, CliResult, RuleArgs};
 use super::solve::{cancel_flag, open_endgame, progress_message, search_error};
 use clap::{Args, ValueEnum};
 use kalah_driver::{Goal, Progress, Search, SearchConfig};
@@ -30,7 +30,8 @@ pub struct VerifyArgs {
     #[arg(long, value_enum, default_value = "ci")]
     pub class: Class,
     /// Directory holding one endgame database directory per rule set (named by the rules'
-    /// slug, e.g. `h6-empty-owner-either`); rule sets without one are searched without.
+    /// slug, e.g. `h6-empty-owner-either`; default `data/db`); rule sets without one are
+    /// searched without a database.
     #[arg(long, value_name = "DIR")]
     pub db_root: Option<PathBuf>,
     /// Transposition table size in MiB.
@@ -168,13 +169,23 @@ pub fn run(args: &VerifyArgs) -> CliResult {
             "houses", "seeds", "capture", "expected", "computed", "agree", "nodes", "seconds"
         );
     }
-    for k in known.iter().filter(|k| wanted(&k.class)) {
+    let todo: Vec<&Known> = known.iter().filter(|k| wanted(&k.class)).collect();
+    let bar = progress_bar(
+        todo.len() as u64,
+        "[{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+        show_progress(args.json),
+    );
+    for k in todo {
         let rules = k.rules()?;
         let goal = k.goal()?;
-        let dir = args.db_root.as_ref().map(|r| r.join(rules.slug()));
-        let endgame = match &dir {
-            Some(d) if d.exists() => open_endgame(Some(d), &rules)?,
-            _ => None,
+        let dir = match &args.db_root {
+            Some(root) => root.join(rules.slug()),
+            None => default_db_dir(&rules),
+        };
+        let endgame = if dir.exists() {
+            open_endgame(Some(&dir), &rules)?
+        } else {
+            None
         };
         let mut config = SearchConfig {
             tt_mb: args.tt_mb,
@@ -185,7 +196,6 @@ pub fn run(args: &VerifyArgs) -> CliResult {
             config.threads = t.max(1);
         }
         let search = Search::new(rules, config);
-        let bar = spinner(show_progress(args.json));
         bar.set_message(format!(
             "{}x{} {}",
             rules.houses, rules.seeds, rules.capture
@@ -200,25 +210,26 @@ pub fn run(args: &VerifyArgs) -> CliResult {
             ))
         };
         let result = search.analyse(&Board::start(&rules), false, goal, &report, cancel_flag());
-        bar.finish_and_clear();
-        let a = result.map_err(search_error)?;
+        let a = result.map_err(|e| {
+            bar.finish_and_clear();
+            search_error(e)
+        })?;
+        bar.inc(1);
         let (computed, ok) = k.judge(a.value);
         done += 1;
         if !ok {
             disagree += 1;
         }
         if args.json {
-            println!(
-                "{}",
-                json!({
-                    "houses": rules.houses, "seeds": rules.seeds, "capture": rules.capture.name(),
-                    "leftover": rules.leftover.name(), "end": rules.end.name(),
-                    "expected": k.expected(), "computed": computed, "agree": ok,
-                    "nodes": a.nodes, "seconds": a.seconds, "source": k.source, "class": k.class,
-                })
-            );
+            let line = json!({
+                "houses": rules.houses, "seeds": rules.seeds, "capture": rules.capture.name(),
+                "leftover": rules.leftover.name(), "end": rules.end.name(),
+                "expected": k.expected(), "computed": computed, "agree": ok,
+                "nodes": a.nodes, "seconds": a.seconds, "source": k.source, "class": k.class,
+            });
+            bar.suspend(|| println!("{line}"));
         } else {
-            println!(
+            let line = format!(
                 "{:>6} {:>5} {:<9} {:>9} {:>9} {:<5} {:>12} {:>9.3}  {}",
                 rules.houses,
                 rules.seeds,
@@ -230,8 +241,10 @@ pub fn run(args: &VerifyArgs) -> CliResult {
                 a.seconds,
                 k.source
             );
+            bar.suspend(|| println!("{line}"));
         }
     }
+    bar.finish_and_clear();
     if !args.json {
         println!("{done} results recomputed, {disagree} disagreeing");
     }
