@@ -637,6 +637,12 @@ impl Search {
                 w.gamma = Some(gamma);
                 let r = w.search(board, gamma - 1, gamma, 0);
                 w.gamma = None;
+                if std::env::var_os("KALAH_TRACE").is_some() {
+                    eprintln!(
+                        "thread {id} probe {gamma} -> {r:?} ({} nodes, bounds [{lo}, {hi}])",
+                        w.nodes
+                    );
+                }
                 let Some(r) = r else {
                     // Stopped, or another thread settled this probe first.
                     continue;

@@ -83,7 +83,9 @@ pub fn key(board: &Board) -> u64 {
 
 /// The table.
 pub struct Table {
-    words: Box<[AtomicU64]>,
+    /// Anonymous memory (zeroed by the system, huge pages asked for where available).
+    map: memmap2::MmapMut,
+    len: usize,
     mask: usize,
 }
 
@@ -101,24 +103,36 @@ impl Table {
     /// A table of exactly `buckets` buckets (a power of two), for tests of replacement.
     pub fn with_buckets(buckets: usize) -> Table {
         assert!(buckets.is_power_of_two());
-        // Zeroed memory from the allocator (pages are touched only when used).
-        let zeros: Box<[u64]> = vec![0u64; buckets * WAYS * 2].into_boxed_slice();
-        // SAFETY: AtomicU64 has the same size, alignment and bit validity as u64.
-        let words = unsafe { Box::from_raw(Box::into_raw(zeros) as *mut [AtomicU64]) };
+        let len = buckets * WAYS * 2;
+        let map = memmap2::MmapMut::map_anon(len * 8).expect("cannot map memory for the table");
+        #[cfg(target_os = "linux")]
+        {
+            // Fewer TLB misses on a large table; only a hint.
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
         Table {
-            words,
+            map,
+            len,
             mask: buckets - 1,
         }
     }
 
+    /// The entries' words.
+    #[inline]
+    fn words(&self) -> &[AtomicU64] {
+        // SAFETY: the map is page-aligned, `len * 8` bytes long, zero-initialised, and only
+        // ever accessed through these atomics; AtomicU64 has the layout of u64.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr() as *const AtomicU64, self.len) }
+    }
+
     /// Entries the table can hold.
     pub fn capacity(&self) -> usize {
-        self.words.len() / 2
+        self.len / 2
     }
 
     /// Bytes of memory used by the entries.
     pub fn bytes(&self) -> usize {
-        self.words.len() * 8
+        self.len * 8
     }
 
     #[inline]
@@ -131,7 +145,7 @@ impl Table {
     pub fn prefetch(&self, key: u64) {
         #[cfg(target_arch = "x86_64")]
         {
-            let p = self.words[self.bucket(key)..].as_ptr() as *const i8;
+            let p = self.words()[self.bucket(key)..].as_ptr() as *const i8;
             // SAFETY: prefetching is a hint; the pointer is in bounds of the table.
             unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) };
         }
@@ -144,8 +158,8 @@ impl Table {
     pub fn probe(&self, key: u64) -> Option<Entry> {
         let base = self.bucket(key);
         for w in 0..WAYS {
-            let k = self.words[base + 2 * w].load(Relaxed);
-            let d = self.words[base + 2 * w + 1].load(Relaxed);
+            let k = self.words()[base + 2 * w].load(Relaxed);
+            let d = self.words()[base + 2 * w + 1].load(Relaxed);
             if k ^ d == key {
                 return Some(Entry::unpack(d));
             }
@@ -161,8 +175,8 @@ impl Table {
         let mut victim = 0;
         let mut victim_work = u32::MAX;
         for w in 0..WAYS {
-            let k = self.words[base + 2 * w].load(Relaxed);
-            let d = self.words[base + 2 * w + 1].load(Relaxed);
+            let k = self.words()[base + 2 * w].load(Relaxed);
+            let d = self.words()[base + 2 * w + 1].load(Relaxed);
             if k ^ d == key {
                 let old = Entry::unpack(d);
                 let lower = e.lower.max(old.lower);
@@ -189,16 +203,16 @@ impl Table {
             }
         }
         let d = e.pack();
-        self.words[base + 2 * victim + 1].store(d, Relaxed);
-        self.words[base + 2 * victim].store(key ^ d, Relaxed);
+        self.words()[base + 2 * victim + 1].store(d, Relaxed);
+        self.words()[base + 2 * victim].store(key ^ d, Relaxed);
     }
 
     /// The share of entries in use, estimated from the first buckets.
     pub fn fill(&self) -> f64 {
-        let n = (self.words.len() / 2).min(1 << 14);
+        let n = (self.len / 2).min(1 << 14);
         let used = (0..n)
             .filter(|&i| {
-                self.words[2 * i].load(Relaxed) != 0 || self.words[2 * i + 1].load(Relaxed) != 0
+                self.words()[2 * i].load(Relaxed) != 0 || self.words()[2 * i + 1].load(Relaxed) != 0
             })
             .count();
         used as f64 / n as f64
@@ -207,9 +221,9 @@ impl Table {
     /// Every entry in use with at least `min_work` work or exact bounds, as (key, entry).
     pub fn entries(&self, min_work: u8) -> Vec<(u64, Entry)> {
         let mut out = Vec::new();
-        for i in 0..self.words.len() / 2 {
-            let k = self.words[2 * i].load(Relaxed);
-            let d = self.words[2 * i + 1].load(Relaxed);
+        for i in 0..self.len / 2 {
+            let k = self.words()[2 * i].load(Relaxed);
+            let d = self.words()[2 * i + 1].load(Relaxed);
             if k == 0 && d == 0 {
                 continue;
             }
@@ -223,7 +237,7 @@ impl Table {
 
     /// Empties the table.
     pub fn clear(&self) {
-        for w in self.words.iter() {
+        for w in self.words().iter() {
             w.store(0, Relaxed);
         }
     }
