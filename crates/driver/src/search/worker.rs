@@ -210,14 +210,6 @@ impl<'a> Worker<'a> {
             } else {
                 gain
             };
-            let score = if self.id > 0 && h as u8 != tt_move {
-                // Helpers try the moves in a different order, so that the threads do not all
-                // prove the same subtrees.
-                let noise = (key >> ((self.id * 7 + ply as usize) % 48)) as i32 & 0xff;
-                score ^ noise
-            } else {
-                score
-            };
             kids[n] = Kid {
                 house: h as u8,
                 key: child_key,
@@ -249,6 +241,13 @@ impl<'a> Worker<'a> {
                 kids.swap(j - 1, j);
                 j -= 1;
             }
+        }
+        if self.id > 0 && ply < 2 && n > 2 {
+            // Helpers take the moves after the first in another order near the root, so that
+            // the threads prove different subtrees and share them through the table. (Noise at
+            // every ply was measured worse: it spoils the ordering where it matters most.)
+            let r = (self.id + ply as usize) % (n - 1);
+            kids[1..n].rotate_left(r.max(1));
         }
 
         let mut best = i32::MIN;
