@@ -329,7 +329,11 @@ fn print_pie(rules: &Rules, p: &Pie) {
         println!(
             "  first turn {:<16} South's margin if North plays on: {}{:+}{}",
             pv_notation(rules, &pos, &t.moves).join(" "),
-            if t.exact { "" } else { "beyond " },
+            match (t.exact, t.margin > 0) {
+                (true, _) => "",
+                (false, true) => "at least ",
+                (false, false) => "at most ",
+            },
             t.margin,
             if t.exact && t.margin.abs() == -p.value {
                 "  best"
