@@ -38,6 +38,8 @@ pub struct SearchConfig {
     pub threads: usize,
     /// Exact values for small boards: every board with at most `max_seeds()` seeds is a leaf.
     pub endgame: Option<Arc<dyn Endgame>>,
+    /// Size in MiB of the cache of database values in front of the database.
+    pub leaf_cache_mb: usize,
     /// Stop (as if cancelled) once this many nodes have been searched in one call.
     pub node_limit: Option<u64>,
     /// Save what has been proven to this file every [`SearchConfig::checkpoint_every`], when
@@ -58,6 +60,7 @@ impl Default for SearchConfig {
                 .map(|n| n.get())
                 .unwrap_or(1),
             endgame: None,
+            leaf_cache_mb: 64,
             node_limit: None,
             checkpoint: None,
             checkpoint_every: Duration::from_secs(300),
@@ -167,6 +170,7 @@ pub(crate) struct Shared {
     pub rules: Rules,
     pub leaf: i32,
     pub table: Table,
+    pub leaves: tt::LeafCache,
     endgame: Option<Arc<dyn Endgame>>,
     pub nodes: AtomicU64,
     pub node_limit: Option<u64>,
@@ -200,8 +204,15 @@ impl Shared {
     /// The database value of a board it covers; `None` (and the search stopped) on an error.
     pub fn probe(&self, board: &Board) -> Option<i32> {
         let db = self.endgame.as_ref()?;
+        let key = tt::key(board);
+        if let Some(v) = self.leaves.get(key) {
+            return Some(v);
+        }
         match db.probe(board) {
-            Ok(Some(v)) => Some(v),
+            Ok(Some(v)) => {
+                self.leaves.put(key, v);
+                Some(v)
+            }
             Ok(None) => {
                 self.fail(DbError::Corrupt {
                     path: PathBuf::from("<endgame>"),
@@ -253,6 +264,11 @@ impl Search {
                 } else {
                     Table::new(config.tt_mb)
                 },
+                leaves: tt::LeafCache::new(if config.endgame.is_some() {
+                    config.leaf_cache_mb
+                } else {
+                    0
+                }),
                 endgame: config.endgame.clone(),
                 nodes: AtomicU64::new(0),
                 node_limit: config.node_limit,

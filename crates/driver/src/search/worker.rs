@@ -160,9 +160,11 @@ impl<'a> Worker<'a> {
             let s = board.sow(&self.rules, h);
             let next = s.next();
             let leaf = self.is_leaf(&next);
-            let k = if leaf { 0 } else { tt::key(&next) };
+            let k = tt::key(&next);
             if !leaf {
                 self.table().prefetch(k);
+            } else if self.leaf >= 0 {
+                self.shared.leaves.prefetch(k);
             }
             *slot = Some((s, next, leaf, k));
         }
