@@ -72,6 +72,15 @@ impl Board {
         Board { m: m as u8, cells }
     }
 
+    /// A board from the fixed-size cell array (cells past `2m` must be zero), unchecked but for
+    /// debug assertions; for the database's walkers.
+    #[inline]
+    pub(crate) fn from_raw(m: usize, cells: [u8; 2 * MAX_HOUSES]) -> Board {
+        debug_assert!(m >= 1 && m <= MAX_HOUSES);
+        debug_assert!(cells[2 * m..].iter().all(|&x| x == 0));
+        Board { m: m as u8, cells }
+    }
+
     /// A board with `m` houses per side and no seeds.
     pub fn empty(m: usize) -> Board {
         assert!((1..=MAX_HOUSES).contains(&m));

@@ -20,7 +20,7 @@ pub mod position;
 pub mod rules;
 
 pub use board::{Board, Sowing};
-pub use db::DbError;
+pub use db::{Database, DbError};
 pub use endgame::Endgame;
 pub use exhaustive::Exhaustive;
 pub use notation::{parse_position, NotationError};

@@ -1,13 +1,509 @@
-//! `kalah db` (being written).
+//! `kalah db`: build, inspect and verify endgame databases.
 
-use super::common::{CliError, CliResult};
-use clap::Args;
+use super::common::{
+    default_db_dir, progress_bar, show_progress, CliError, CliResult, RuleArgs, EXIT_INTERRUPTED,
+};
+use clap::{Args, Subcommand};
+use indicatif::ProgressBar;
+use kalah_solver::db::{self, Database, DbError, Phase, Progress};
+use kalah_solver::{Board, Endgame, Rules};
+use serde_json::json;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// Arguments of `kalah db`.
 #[derive(Args, Debug)]
-pub struct DbArgs {}
+pub struct DbArgs {
+    #[command(subcommand)]
+    pub command: DbCommand,
+}
+
+/// The subcommands of `kalah db`.
+#[derive(Subcommand, Debug)]
+pub enum DbCommand {
+    /// Build the levels 0..=N that are missing (finished levels are kept and skipped).
+    Build(BuildArgs),
+    /// Levels present, positions, bytes on disk, compression and a histogram of values.
+    Info(InfoArgs),
+    /// Check every checksum; with --full, recompute every value from its children.
+    Verify(VerifyArgs),
+    /// Time random probes (for scripts/bench-db.sh).
+    #[command(hide = true)]
+    BenchProbe(BenchProbeArgs),
+}
+
+/// Arguments of `kalah db build`.
+#[derive(Args, Debug)]
+pub struct BuildArgs {
+    /// Build every level up to this many seeds in the houses.
+    #[arg(long)]
+    pub upto: u32,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Database directory (default data/db/<rules>).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Print a JSON summary instead of text (and no progress bars).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `kalah db info`.
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Database directory (default data/db/<rules>).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Leave out the histogram of values (which decompresses every level).
+    #[arg(long)]
+    pub no_histogram: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `kalah db verify`.
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Database directory (default data/db/<rules>).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Also recompute every value from its children.
+    #[arg(long)]
+    pub full: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `kalah db bench-probe`.
+#[derive(Args, Debug)]
+pub struct BenchProbeArgs {
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Database directory (default data/db/<rules>).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Random probes to time.
+    #[arg(long, default_value_t = 10000)]
+    pub count: u64,
+    /// Seed of the random boards.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
 
 /// Runs `kalah db`.
-pub fn run(_args: &DbArgs) -> CliResult {
-    Err(CliError::failure("not built yet"))
+pub fn run(args: &DbArgs) -> CliResult {
+    match &args.command {
+        DbCommand::Build(a) => build(a),
+        DbCommand::Info(a) => info(a),
+        DbCommand::Verify(a) => verify(a),
+        DbCommand::BenchProbe(a) => bench_probe(a),
+    }
+}
+
+fn dir_for(dir: &Option<PathBuf>, rules: &Rules) -> PathBuf {
+    dir.clone().unwrap_or_else(|| default_db_dir(rules))
+}
+
+/// A cancellation flag raised by Ctrl-C.
+fn cancel_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    // Fails only if a handler is already set, in which case Ctrl-C keeps its default effect.
+    let _ = ctrlc::set_handler(move || f.store(true, Ordering::SeqCst));
+    flag
+}
+
+fn db_error(e: DbError) -> CliError {
+    match e {
+        DbError::Interrupted { .. } => CliError {
+            code: EXIT_INTERRUPTED,
+            message: e.to_string(),
+        },
+        e => CliError::failure(e.to_string()),
+    }
+}
+
+/// Draws the progress reports of the library: one bar per level and phase.
+struct Bars {
+    visible: bool,
+    bar: Mutex<Option<ProgressBar>>,
+    /// Print one line per finished level on stderr (text mode).
+    lines: bool,
+}
+
+impl Bars {
+    fn new(visible: bool, lines: bool) -> Bars {
+        Bars {
+            visible,
+            bar: Mutex::new(None),
+            lines,
+        }
+    }
+
+    fn report(&self, p: &Progress) {
+        let mut slot = self.bar.lock().unwrap_or_else(|e| e.into_inner());
+        match p {
+            Progress::Start {
+                level,
+                phase,
+                total,
+            } => {
+                let bar = progress_bar(
+                    *total,
+                    "{msg:>18} [{elapsed_precise}] [{wide_bar}] {human_pos}/{human_len} \
+                     {per_sec} ETA {eta}",
+                    self.visible,
+                );
+                bar.set_message(format!("level {level} {}", phase.name()));
+                if !matches!(phase, Phase::Solve | Phase::Recompute) {
+                    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+                }
+                *slot = Some(bar);
+            }
+            Progress::Advance { done, .. } => {
+                if let Some(b) = slot.as_ref() {
+                    b.set_position(*done);
+                }
+            }
+            Progress::Finish { .. } => {
+                if let Some(b) = slot.take() {
+                    b.finish_and_clear();
+                }
+            }
+            Progress::Skipped { level } => {
+                if self.lines {
+                    eprintln!("level {level}: present and valid, kept");
+                }
+            }
+            Progress::Invalid { level, problem } => {
+                eprintln!("level {level}: rebuilding: {problem}");
+            }
+            Progress::Written {
+                level,
+                positions,
+                bytes,
+                seconds,
+            } => {
+                if self.lines {
+                    eprintln!(
+                        "level {level}: {positions} positions in {seconds:.2} s \
+                         ({:.1} M/s), {bytes} bytes ({:.1}% of a byte each)",
+                        *positions as f64 / seconds.max(1e-9) / 1e6,
+                        100.0 * *bytes as f64 / *positions as f64
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn build(a: &BuildArgs) -> CliResult {
+    let rules = a.rules.rules()?.play_rules();
+    let dir = dir_for(&a.dir, &rules);
+    let cancel = cancel_flag();
+    let bars = Bars::new(show_progress(a.json), !a.json);
+    let t = Instant::now();
+    let report = db::build(&dir, &rules, a.upto, &|p| bars.report(p), &cancel).map_err(db_error)?;
+    let wall = t.elapsed().as_secs_f64();
+    let positions: u64 = (0..=a.upto).map(|l| db::level_size(rules.houses, l)).sum();
+    let bytes: u64 = (0..=a.upto)
+        .map(|l| {
+            std::fs::metadata(db::level_path(&dir, l))
+                .map(|m| m.len())
+                .unwrap_or(0)
+        })
+        .sum();
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "dir": dir.display().to_string(),
+                "rules": rules.slug(),
+                "upto": a.upto,
+                "built": report.built,
+                "skipped": report.skipped,
+                "positions": positions,
+                "positions_built": report.positions_built,
+                "solve_seconds": report.solve_seconds,
+                "wall_seconds": wall,
+                "bytes": bytes,
+            })
+        );
+    } else {
+        println!(
+            "{}: levels 0..={} for {} ({} built, {} kept), {} positions, {} bytes on disk \
+             ({:.1}% of a byte per position); {} positions solved in {:.2} s ({:.1} M/s), \
+             {:.2} s in all",
+            dir.display(),
+            a.upto,
+            rules.slug(),
+            report.built.len(),
+            report.skipped.len(),
+            positions,
+            bytes,
+            100.0 * bytes as f64 / positions as f64,
+            report.positions_built,
+            report.solve_seconds,
+            report.positions_built as f64 / report.solve_seconds.max(1e-9) / 1e6,
+            wall
+        );
+    }
+    Ok(())
+}
+
+fn info(a: &InfoArgs) -> CliResult {
+    let rules = a.rules.rules()?.play_rules();
+    let dir = dir_for(&a.dir, &rules);
+    let db = Database::open(&dir, &rules).map_err(db_error)?;
+    let levels = db.levels();
+    let mut rows = Vec::new();
+    let mut total_pos = 0u64;
+    let mut total_bytes = 0u64;
+    for l in &levels {
+        total_pos += l.positions;
+        total_bytes += l.bytes;
+        let hist = if a.no_histogram {
+            None
+        } else {
+            Some(db.histogram(l.level).map_err(db_error)?)
+        };
+        rows.push((l.clone(), hist));
+    }
+    if a.json {
+        let lv: Vec<_> = rows
+            .iter()
+            .map(|(l, h)| {
+                let mut o = json!({
+                    "level": l.level,
+                    "file": l.path.display().to_string(),
+                    "positions": l.positions,
+                    "bytes": l.bytes,
+                    "ratio": l.bytes as f64 / l.positions as f64,
+                    "block_size": l.block_size,
+                    "blocks": l.blocks,
+                });
+                if let Some(h) = h {
+                    let map: serde_json::Map<String, serde_json::Value> = h
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &c)| c > 0)
+                        .map(|(i, &c)| ((i as i64 - l.level as i64).to_string(), json!(c)))
+                        .collect();
+                    o["histogram"] = serde_json::Value::Object(map);
+                }
+                o
+            })
+            .collect();
+        println!(
+            "{}",
+            json!({
+                "dir": dir.display().to_string(),
+                "rules": rules.slug(),
+                "max_seeds": db.max_seeds(),
+                "positions": total_pos,
+                "bytes": total_bytes,
+                "ratio": total_bytes as f64 / total_pos as f64,
+                "levels": lv,
+            })
+        );
+        return Ok(());
+    }
+    println!("database {} for rules {}", dir.display(), rules.slug());
+    println!(
+        "levels 0..={}: {} positions, {} bytes on disk, {:.2}% of a byte per position",
+        db.max_seeds(),
+        total_pos,
+        total_bytes,
+        100.0 * total_bytes as f64 / total_pos as f64
+    );
+    println!(
+        "{:>5} {:>14} {:>14} {:>7}  values (value:count, most common first)",
+        "level", "positions", "bytes", "ratio"
+    );
+    for (l, h) in &rows {
+        let hist = match h {
+            None => String::new(),
+            Some(h) => {
+                let mut v: Vec<(i64, u64)> = h
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &c)| c > 0)
+                    .map(|(i, &c)| (i as i64 - l.level as i64, c))
+                    .collect();
+                v.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+                let shown: Vec<String> = v
+                    .iter()
+                    .take(9)
+                    .map(|(k, c)| format!("{k:+}:{c}"))
+                    .collect();
+                let more = if v.len() > 9 {
+                    format!(" (+{} more)", v.len() - 9)
+                } else {
+                    String::new()
+                };
+                format!("{}{more}", shown.join(" "))
+            }
+        };
+        println!(
+            "{:>5} {:>14} {:>14} {:>6.1}%  {}",
+            l.level,
+            l.positions,
+            l.bytes,
+            100.0 * l.bytes as f64 / l.positions as f64,
+            hist
+        );
+    }
+    Ok(())
+}
+
+fn verify(a: &VerifyArgs) -> CliResult {
+    let rules = a.rules.rules()?.play_rules();
+    let dir = dir_for(&a.dir, &rules);
+    let cancel = cancel_flag();
+    let bars = Bars::new(show_progress(a.json), false);
+    let t = Instant::now();
+    let report =
+        db::verify(&dir, &rules, a.full, &|p| bars.report(p), &cancel).map_err(db_error)?;
+    let wall = t.elapsed().as_secs_f64();
+    if a.json {
+        let levels: Vec<_> = report
+            .levels
+            .iter()
+            .map(|l| {
+                json!({
+                    "level": l.level,
+                    "file": l.path.display().to_string(),
+                    "positions": l.positions,
+                    "recomputed": l.recomputed,
+                    "ok": l.problems.is_empty(),
+                    "problems": l.problems,
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            json!({
+                "dir": dir.display().to_string(),
+                "rules": rules.slug(),
+                "full": a.full,
+                "ok": report.ok(),
+                "problems": report.problems,
+                "levels": levels,
+                "seconds": wall,
+            })
+        );
+    } else {
+        for l in &report.levels {
+            if l.problems.is_empty() {
+                println!(
+                    "level {:>3}: ok ({} positions{})",
+                    l.level,
+                    l.positions,
+                    if l.recomputed { ", recomputed" } else { "" }
+                );
+            } else {
+                for p in &l.problems {
+                    println!("level {:>3}: FAILED: {p}", l.level);
+                }
+            }
+        }
+        for p in &report.problems {
+            println!("FAILED: {p}");
+        }
+    }
+    if report.ok() {
+        if !a.json {
+            println!(
+                "{}: all {} level files valid ({:.2} s)",
+                dir.display(),
+                report.levels.len(),
+                wall
+            );
+        }
+        Ok(())
+    } else {
+        let first = report
+            .levels
+            .iter()
+            .flat_map(|l| l.problems.iter())
+            .chain(&report.problems)
+            .next()
+            .cloned()
+            .unwrap_or_default();
+        Err(CliError::failure(format!(
+            "database {} failed verification: {first}",
+            dir.display()
+        )))
+    }
+}
+
+/// A small xorshift generator for the benchmark's random boards.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn bench_probe(a: &BenchProbeArgs) -> CliResult {
+    let rules = a.rules.rules()?.play_rules();
+    let dir = dir_for(&a.dir, &rules);
+    let t0 = Instant::now();
+    let db = Database::open(&dir, &rules).map_err(db_error)?;
+    let open = t0.elapsed();
+    let top = db.max_seeds();
+    let mut rng = XorShift(a.seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let random_board = |rng: &mut XorShift| -> Board {
+        let n = db::level_size(rules.houses, top);
+        db.board_at(top, rng.next() % n).expect("index in range")
+    };
+    let first_board = random_board(&mut rng);
+    let t1 = Instant::now();
+    let first = db.probe(&first_board).map_err(db_error)?;
+    let first_probe = t1.elapsed();
+    let boards: Vec<Board> = (0..a.count).map(|_| random_board(&mut rng)).collect();
+    let mut times = Vec::with_capacity(boards.len());
+    let mut sum = 0i64;
+    for b in &boards {
+        let t = Instant::now();
+        let v = db.probe(b).map_err(db_error)?;
+        times.push(t.elapsed().as_nanos() as u64);
+        sum += v.unwrap_or(0) as i64;
+    }
+    times.sort_unstable();
+    let pct = |p: f64| {
+        times
+            .get(((times.len() as f64 - 1.0) * p) as usize)
+            .copied()
+            .unwrap_or(0) as f64
+            / 1000.0
+    };
+    println!(
+        "{}",
+        json!({
+            "dir": dir.display().to_string(),
+            "level": top,
+            "open_ms": open.as_secs_f64() * 1e3,
+            "first_probe_ms": first_probe.as_secs_f64() * 1e3,
+            "first_value": first,
+            "probes": a.count,
+            "median_us": pct(0.5),
+            "p90_us": pct(0.9),
+            "p99_us": pct(0.99),
+            "checksum": sum,
+        })
+    );
+    Ok(())
 }

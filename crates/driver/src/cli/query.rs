@@ -1,10 +1,12 @@
 //! `kalah query`: the value of a position and of each of its moves.
 
-use super::common::{read_position, CliError, CliResult, RuleArgs, EXIT_USAGE};
+use super::common::{default_db_dir, read_position, CliError, CliResult, RuleArgs, EXIT_USAGE};
 use clap::Args;
-use kalah_solver::{Board, Exhaustive, Position, Rules};
+use kalah_solver::db::Database;
+use kalah_solver::{Board, Endgame, Exhaustive, Position, Rules};
 use serde_json::{json, Value};
 use std::io::BufRead;
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Arguments of `kalah query`.
@@ -18,6 +20,24 @@ pub struct QueryArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// The endgame database directory (default `data/db/<rules>`, used when it exists).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+}
+
+/// Opens the database named by `--db`, or the default one for the rules when it exists.
+pub fn open_db(db: &Option<PathBuf>, rules: &Rules) -> CliResult<Option<Database>> {
+    let dir = match db {
+        Some(dir) => dir.clone(),
+        None => {
+            let dir = default_db_dir(rules);
+            if !dir.is_dir() {
+                return Ok(None);
+            }
+            dir
+        }
+    };
+    Ok(Some(Database::open(&dir, rules)?))
 }
 
 /// The answer for one position.
@@ -31,8 +51,7 @@ pub struct Answer {
 }
 
 /// Computes the value of a board and of each of its moves.
-pub fn analyse(rules: &Rules, board: &Board) -> CliResult<Answer> {
-    let mut engine = Exhaustive::new(rules.play_rules());
+pub fn analyse(rules: &Rules, board: &Board, db: Option<&Database>) -> CliResult<Answer> {
     if let Some(v) = board.final_value(rules) {
         return Ok(Answer {
             value: v,
@@ -40,6 +59,32 @@ pub fn analyse(rules: &Rules, board: &Board) -> CliResult<Answer> {
             source: "final",
         });
     }
+    if let Some(db) = db.filter(|db| board.seeds() <= db.max_seeds()) {
+        let probe = |b: &Board| -> CliResult<i32> {
+            db.probe(b)?.ok_or_else(|| {
+                CliError::failure(format!("{}: no value for {b}", db.dir().display()))
+            })
+        };
+        let value = probe(board)?;
+        let mut moves = Vec::new();
+        for h in board.legal_houses() {
+            let s = board.sow(rules, h);
+            moves.push((h, s.value_with(probe(&s.next())?)));
+        }
+        // The stored value must be the best move's value: anything else is a damaged database.
+        if moves.iter().map(|m| m.1).max() != Some(value) {
+            return Err(CliError::failure(format!(
+                "{}: the stored value of {board} disagrees with its moves; run `kalah db verify --full`",
+                db.dir().display()
+            )));
+        }
+        return Ok(Answer {
+            value,
+            moves,
+            source: "database",
+        });
+    }
+    let mut engine = Exhaustive::new(rules.play_rules());
     let moves: Vec<(usize, i32)> = board
         .legal_houses()
         .map(|h| (h, engine.move_value(board, h)))
@@ -96,20 +141,22 @@ fn print_text(pos: &Position, answer: &Answer) {
     }
 }
 
-fn one(rules: &Rules, text: &str) -> CliResult<Value> {
+fn one(rules: &Rules, text: &str, db: Option<&Database>) -> CliResult<Value> {
     let pos = read_position(text, rules)?;
     let start = Instant::now();
-    let answer = analyse(rules, &pos.board())?;
+    let answer = analyse(rules, &pos.board(), db)?;
     Ok(to_json(&pos, &answer, start.elapsed().as_secs_f64()))
 }
 
 /// `kalah query`.
 pub fn run(args: &QueryArgs) -> CliResult {
     let rules = args.rules.rules()?;
+    let db = open_db(&args.db, &rules)?;
+    let db = db.as_ref();
     if let Some(text) = &args.position {
         let pos = read_position(text, &rules)?;
         let start = Instant::now();
-        let answer = analyse(&rules, &pos.board())?;
+        let answer = analyse(&rules, &pos.board(), db)?;
         if args.json {
             println!("{}", to_json(&pos, &answer, start.elapsed().as_secs_f64()));
         } else {
@@ -125,7 +172,7 @@ pub fn run(args: &QueryArgs) -> CliResult {
         if text.is_empty() || text.starts_with('#') {
             continue;
         }
-        match one(&rules, text) {
+        match one(&rules, text, db) {
             Ok(v) => println!("{v}"),
             Err(e) if e.code == EXIT_USAGE => {
                 bad += 1;

@@ -1,7 +1,33 @@
-//! Endgame databases by seed count (being written: ranking, builder, level files, reader).
+//! Endgame databases by seed count.
+//!
+//! A database is a directory holding one file per level (`level-NNN.kdb`, the boards with `NNN`
+//! seeds in the houses) for one set of play rules (houses, capture, leftover, end; the starting
+//! seeds play no part). Level `s` is computed from the levels below it by [`build`]; a
+//! [`Database`] opens the contiguous levels `0..=L` present and answers [`Endgame::probe`] by
+//! decompressing one block. The file layout is described in `FORMAT.md`.
+//!
+//! - `rank`: the dense numbering of the boards of a level;
+//! - `build`: the retrograde computation and the writing of level files;
+//! - `format`: the on-disk layout (private);
+//! - `reader`: the memory-mapped, checked reader.
 
+mod build;
+mod format;
+mod rank;
+mod reader;
+
+use crate::board::Board;
+use crate::endgame::Endgame;
+use crate::rules::Rules;
+use rank::{Ranker, Walker};
+use reader::LevelFile;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+/// The largest level a database may hold (values are stored as `i8`).
+pub const MAX_DB_LEVEL: u32 = rank::MAX_LEVEL;
 
 /// Everything that can go wrong with a database, naming the file concerned.
 #[derive(Debug)]
@@ -13,12 +39,61 @@ pub enum DbError {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// A file whose bytes are not a valid level file (bad magic, checksum, sizes...).
+    /// A file whose bytes are not a valid level file (checksum, sizes, values...).
     Corrupt {
         /// The file.
         path: PathBuf,
         /// What is wrong.
         what: String,
+    },
+    /// A file that does not start with the level-file magic bytes.
+    NotALevelFile {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A level file written in a format version this program does not read.
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// The version in the file.
+        found: u32,
+        /// The version this program reads.
+        supported: u32,
+    },
+    /// A level file built for other rules or another number of houses.
+    WrongRules {
+        /// The file.
+        path: PathBuf,
+        /// The rules asked for (slug).
+        expected: String,
+        /// The rules of the file (slug).
+        found: String,
+    },
+    /// A board with another number of houses than the database's.
+    WrongHouses {
+        /// The database directory.
+        path: PathBuf,
+        /// Houses of the database.
+        expected: usize,
+        /// Houses of the board.
+        found: usize,
+    },
+    /// No level 0 in the directory: there is no database there.
+    Missing {
+        /// The file that should hold level 0.
+        path: PathBuf,
+    },
+    /// A request the database cannot serve (too many levels, too many houses...).
+    Unsupported {
+        /// The directory or file.
+        path: PathBuf,
+        /// Why.
+        what: String,
+    },
+    /// The work was cancelled; finished levels are kept.
+    Interrupted {
+        /// The level file that was being worked on.
+        path: PathBuf,
     },
 }
 
@@ -29,6 +104,49 @@ impl fmt::Display for DbError {
             DbError::Corrupt { path, what } => {
                 write!(f, "{}: corrupt database file: {what}", path.display())
             }
+            DbError::NotALevelFile { path } => write!(
+                f,
+                "{}: corrupt database file: not a kalah level file (bad magic bytes)",
+                path.display()
+            ),
+            DbError::Version {
+                path,
+                found,
+                supported,
+            } => write!(
+                f,
+                "{}: format version {found}, this program reads version {supported}",
+                path.display()
+            ),
+            DbError::WrongRules {
+                path,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{}: built for rules {found}, not {expected}",
+                path.display()
+            ),
+            DbError::WrongHouses {
+                path,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{}: database has {expected} houses per side, the board {found}",
+                path.display()
+            ),
+            DbError::Missing { path } => {
+                write!(f, "{}: no database here (level 0 missing)", path.display())
+            }
+            DbError::Unsupported { path, what } => write!(f, "{}: {what}", path.display()),
+            DbError::Interrupted { path } => {
+                write!(
+                    f,
+                    "{}: interrupted; finished levels are kept",
+                    path.display()
+                )
+            }
         }
     }
 }
@@ -37,7 +155,666 @@ impl std::error::Error for DbError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             DbError::Io { source, .. } => Some(source),
-            DbError::Corrupt { .. } => None,
+            _ => None,
         }
     }
 }
+
+/// What a long operation is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Reading a finished level (every block checked) into memory.
+    Load,
+    /// Computing the values of a level.
+    Solve,
+    /// Compressing and writing a level file.
+    Write,
+    /// Checking the checksums of every block of a level.
+    Checksum,
+    /// Recomputing every value of a level from its children.
+    Recompute,
+}
+
+impl Phase {
+    /// A short name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Solve => "solve",
+            Phase::Write => "write",
+            Phase::Checksum => "checksum",
+            Phase::Recompute => "recompute",
+        }
+    }
+}
+
+/// A progress report from [`build`] or [`verify`]. Reports may come from several threads.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Progress {
+    /// A phase of a level began; `total` positions to go through.
+    Start {
+        /// The level.
+        level: u32,
+        /// The phase.
+        phase: Phase,
+        /// Positions in the level.
+        total: u64,
+    },
+    /// `done` positions of the phase are finished.
+    Advance {
+        /// The level.
+        level: u32,
+        /// The phase.
+        phase: Phase,
+        /// Positions finished so far.
+        done: u64,
+    },
+    /// The phase finished.
+    Finish {
+        /// The level.
+        level: u32,
+        /// The phase.
+        phase: Phase,
+    },
+    /// A level was already present and valid and was not rebuilt.
+    Skipped {
+        /// The level.
+        level: u32,
+    },
+    /// A level was written: `bytes` on disk for `positions` positions.
+    Written {
+        /// The level.
+        level: u32,
+        /// Positions in the level.
+        positions: u64,
+        /// Bytes of the file.
+        bytes: u64,
+        /// Seconds spent solving the level.
+        seconds: f64,
+    },
+    /// A level file present but not valid, rebuilt.
+    Invalid {
+        /// The level.
+        level: u32,
+        /// What was wrong with it.
+        problem: String,
+    },
+}
+
+/// Number of boards with `seeds` seeds in the houses and `houses` houses per side:
+/// `C(seeds + 2 houses - 1, 2 houses - 1)`.
+pub fn level_size(houses: usize, seeds: u32) -> u64 {
+    assert!(seeds <= MAX_DB_LEVEL);
+    Ranker::new(houses).level_size(seeds)
+}
+
+/// The path of the file of level `level` in a database directory.
+pub fn level_path(dir: &Path, level: u32) -> PathBuf {
+    format::level_path(dir, level)
+}
+
+/// What [`build`] did.
+#[derive(Clone, Debug, Default)]
+pub struct BuildReport {
+    /// Levels computed and written.
+    pub built: Vec<u32>,
+    /// Levels already present and valid.
+    pub skipped: Vec<u32>,
+    /// Positions computed.
+    pub positions_built: u64,
+    /// Seconds spent computing them (not loading or writing).
+    pub solve_seconds: f64,
+}
+
+fn check_request(dir: &Path, rules: &Rules, upto: u32) -> Result<(), DbError> {
+    if rules.houses == 0 || rules.houses > crate::rules::MAX_HOUSES {
+        return Err(DbError::Unsupported {
+            path: dir.to_path_buf(),
+            what: format!("{} houses per side is not supported", rules.houses),
+        });
+    }
+    if upto > MAX_DB_LEVEL {
+        return Err(DbError::Unsupported {
+            path: dir.to_path_buf(),
+            what: format!("levels above {MAX_DB_LEVEL} seeds are not supported"),
+        });
+    }
+    let size = Ranker::new(rules.houses).level_size(upto);
+    if size >= u64::MAX / 4 || usize::try_from(size).is_err() {
+        return Err(DbError::Unsupported {
+            path: dir.to_path_buf(),
+            what: format!("level {upto} is too large to build here"),
+        });
+    }
+    Ok(())
+}
+
+/// Builds the levels `0..=upto` for `rules` (their play rules) in `dir`, skipping levels
+/// already present and valid (every block checked) and rebuilding invalid ones. Each level is
+/// written under a temporary name and renamed when complete, so an interruption loses only the
+/// level in progress, and a rebuild gives byte-identical files.
+///
+/// Uses the current rayon thread pool. `progress` receives reports (from any thread); when
+/// `cancel` becomes true the build stops soon and returns [`DbError::Interrupted`].
+pub fn build(
+    dir: &Path,
+    rules: &Rules,
+    upto: u32,
+    progress: &(dyn Fn(&Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<BuildReport, DbError> {
+    let rules = rules.play_rules();
+    check_request(dir, &rules, upto)?;
+    std::fs::create_dir_all(dir).map_err(|source| DbError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let ranker = Ranker::new(rules.houses);
+    // Which levels have a file whose header and table are fine (blocks checked later).
+    let mut present: Vec<Option<LevelFile>> = Vec::new();
+    for l in 0..=upto {
+        let path = format::level_path(dir, l);
+        if !path.exists() {
+            present.push(None);
+            continue;
+        }
+        match LevelFile::open(&path, &rules, l, ranker.level_size(l)) {
+            Ok(f) => present.push(Some(f)),
+            Err(e) => {
+                progress(&Progress::Invalid {
+                    level: l,
+                    problem: e.to_string(),
+                });
+                present.push(None);
+            }
+        }
+    }
+    let mut report = BuildReport::default();
+    let mut lower: Vec<Vec<i8>> = Vec::new();
+    for l in 0..=upto {
+        let path = format::level_path(dir, l);
+        if cancel.load(Relaxed) {
+            return Err(DbError::Interrupted { path });
+        }
+        let n = ranker.level_size(l);
+        // Values are needed in memory if some later level has to be built.
+        let needed_later = present[l as usize + 1..].iter().any(|p| p.is_none());
+        if let Some(file) = present[l as usize].take() {
+            progress(&Progress::Start {
+                level: l,
+                phase: Phase::Load,
+                total: n,
+            });
+            let mut values = Vec::new();
+            match file.read_all(&mut values) {
+                Ok(()) => {
+                    progress(&Progress::Finish {
+                        level: l,
+                        phase: Phase::Load,
+                    });
+                    progress(&Progress::Skipped { level: l });
+                    report.skipped.push(l);
+                    if needed_later {
+                        lower.push(values);
+                    } else {
+                        lower.push(Vec::new());
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    progress(&Progress::Finish {
+                        level: l,
+                        phase: Phase::Load,
+                    });
+                    progress(&Progress::Invalid {
+                        level: l,
+                        problem: e.to_string(),
+                    });
+                }
+            }
+        }
+        // Build level l: every lower level must be in memory.
+        for (j, v) in lower.iter_mut().enumerate() {
+            if v.is_empty() {
+                let f = LevelFile::open(
+                    &format::level_path(dir, j as u32),
+                    &rules,
+                    j as u32,
+                    ranker.level_size(j as u32),
+                )?;
+                f.read_all(v)?;
+            }
+        }
+        progress(&Progress::Start {
+            level: l,
+            phase: Phase::Solve,
+            total: n,
+        });
+        let done = AtomicU64::new(0);
+        let advance = |k: u64| {
+            let d = done.fetch_add(k, Relaxed) + k;
+            progress(&Progress::Advance {
+                level: l,
+                phase: Phase::Solve,
+                done: d,
+            });
+        };
+        let t = std::time::Instant::now();
+        let values = build::solve_level(&rules, &ranker, l, &lower, &advance, cancel)
+            .ok_or_else(|| DbError::Interrupted { path: path.clone() })?;
+        let seconds = t.elapsed().as_secs_f64();
+        progress(&Progress::Finish {
+            level: l,
+            phase: Phase::Solve,
+        });
+        progress(&Progress::Start {
+            level: l,
+            phase: Phase::Write,
+            total: n,
+        });
+        let bytes = build::write_level(dir, &rules, l, &values)?;
+        progress(&Progress::Finish {
+            level: l,
+            phase: Phase::Write,
+        });
+        progress(&Progress::Written {
+            level: l,
+            positions: n,
+            bytes,
+            seconds,
+        });
+        report.built.push(l);
+        report.positions_built += n;
+        report.solve_seconds += seconds;
+        lower.push(values);
+    }
+    Ok(report)
+}
+
+/// The findings of [`verify`] for one level file.
+#[derive(Clone, Debug)]
+pub struct LevelCheck {
+    /// The level.
+    pub level: u32,
+    /// The file.
+    pub path: PathBuf,
+    /// Positions in the level.
+    pub positions: u64,
+    /// Whether every value was recomputed from its children.
+    pub recomputed: bool,
+    /// What is wrong, if anything (checksums, header, or values that disagree).
+    pub problems: Vec<String>,
+}
+
+/// The findings of [`verify`].
+#[derive(Clone, Debug, Default)]
+pub struct VerifyReport {
+    /// One entry per level file found, in level order.
+    pub levels: Vec<LevelCheck>,
+    /// Problems not tied to a level file (gaps, stray temporary files are not problems).
+    pub problems: Vec<String>,
+}
+
+impl VerifyReport {
+    /// Whether nothing is wrong.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty() && self.levels.iter().all(|l| l.problems.is_empty())
+    }
+}
+
+/// The levels with a file in `dir`, sorted.
+fn levels_in(dir: &Path) -> Result<Vec<u32>, DbError> {
+    let rd = std::fs::read_dir(dir).map_err(|source| DbError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut out = Vec::new();
+    for e in rd {
+        let e = e.map_err(|source| DbError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(num) = name
+            .strip_prefix("level-")
+            .and_then(|r| r.strip_suffix(".kdb"))
+        {
+            if let Ok(l) = num.parse::<u32>() {
+                if format::level_file_name(l) == name {
+                    out.push(l);
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Checks every level file in `dir` for `rules`: header, block table and every block's
+/// checksum and contents. With `full`, also recomputes every value from its children (which
+/// needs the levels below it in memory) and reports any disagreement. Problems are collected in
+/// the report, each naming its file; an error is returned only when the directory cannot be
+/// read or the work is cancelled.
+pub fn verify(
+    dir: &Path,
+    rules: &Rules,
+    full: bool,
+    progress: &(dyn Fn(&Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<VerifyReport, DbError> {
+    let rules = rules.play_rules();
+    check_request(dir, &rules, 0)?;
+    let ranker = Ranker::new(rules.houses);
+    let mut report = VerifyReport::default();
+    let found = levels_in(dir)?;
+    if found.is_empty() {
+        report.problems.push(format!(
+            "{}: no level files in the directory",
+            dir.display()
+        ));
+        return Ok(report);
+    }
+    for (i, &l) in found.iter().enumerate() {
+        if i as u32 != l {
+            report.problems.push(format!(
+                "{}: level {i} is missing",
+                format::level_path(dir, i as u32).display()
+            ));
+            break;
+        }
+    }
+    // Values of the contiguous valid levels below, for recomputation.
+    let mut lower: Vec<Vec<i8>> = Vec::new();
+    let mut contiguous = true;
+    for &l in &found {
+        let path = format::level_path(dir, l);
+        if cancel.load(Relaxed) {
+            return Err(DbError::Interrupted { path });
+        }
+        if l > MAX_DB_LEVEL {
+            report.levels.push(LevelCheck {
+                level: l,
+                path: path.clone(),
+                positions: 0,
+                recomputed: false,
+                problems: vec![format!("{}: level above {MAX_DB_LEVEL}", path.display())],
+            });
+            continue;
+        }
+        let n = ranker.level_size(l);
+        let mut check = LevelCheck {
+            level: l,
+            path: path.clone(),
+            positions: n,
+            recomputed: false,
+            problems: Vec::new(),
+        };
+        progress(&Progress::Start {
+            level: l,
+            phase: Phase::Checksum,
+            total: n,
+        });
+        let mut values = Vec::new();
+        let res = LevelFile::open(&path, &rules, l, n).and_then(|f| f.read_all(&mut values));
+        progress(&Progress::Finish {
+            level: l,
+            phase: Phase::Checksum,
+        });
+        if let Err(e) = res {
+            check.problems.push(e.to_string());
+            contiguous = false;
+        }
+        contiguous &= lower.len() == l as usize;
+        if full && contiguous {
+            progress(&Progress::Start {
+                level: l,
+                phase: Phase::Recompute,
+                total: n,
+            });
+            let done = AtomicU64::new(0);
+            let advance = |k: u64| {
+                let d = done.fetch_add(k, Relaxed) + k;
+                progress(&Progress::Advance {
+                    level: l,
+                    phase: Phase::Recompute,
+                    done: d,
+                });
+            };
+            let (bad, examples) = build::recheck_level(
+                &rules,
+                &ranker,
+                l,
+                &lower,
+                values.clone(),
+                &advance,
+                cancel,
+                5,
+            )
+            .ok_or_else(|| DbError::Interrupted { path: path.clone() })?;
+            progress(&Progress::Finish {
+                level: l,
+                phase: Phase::Recompute,
+            });
+            check.recomputed = true;
+            if bad > 0 {
+                let mut cells = [0u8; 2 * crate::rules::MAX_HOUSES];
+                let shown: Vec<String> = examples
+                    .iter()
+                    .map(|&(idx, stored, v)| {
+                        ranker.unrank(idx, l, &mut cells);
+                        let b = Board::from_raw(rules.houses, cells);
+                        format!("[{b}] stored {stored}, children give {v}")
+                    })
+                    .collect();
+                check.problems.push(format!(
+                    "{}: {bad} values disagree with their children, e.g. {}",
+                    path.display(),
+                    shown.join("; ")
+                ));
+                contiguous = false;
+            }
+        }
+        if full && contiguous {
+            lower.push(values);
+        }
+        report.levels.push(check);
+    }
+    Ok(report)
+}
+
+/// A few recently decompressed blocks, shared by the threads that probe.
+struct BlockCache {
+    shards: Vec<Mutex<Vec<(u32, u64, Arc<Vec<i8>>)>>>,
+}
+
+const CACHE_SHARDS: usize = 16;
+const CACHE_WAYS: usize = 4;
+
+impl BlockCache {
+    fn new() -> BlockCache {
+        BlockCache {
+            shards: (0..CACHE_SHARDS).map(|_| Mutex::new(Vec::new())).collect(),
+        }
+    }
+
+    fn get_or_load(
+        &self,
+        level: u32,
+        block: u64,
+        load: impl FnOnce() -> Result<Vec<i8>, DbError>,
+    ) -> Result<Arc<Vec<i8>>, DbError> {
+        let h = (block.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ level as u64) >> 32;
+        let shard = &self.shards[h as usize % CACHE_SHARDS];
+        {
+            let mut s = shard.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(pos) = s.iter().position(|e| e.0 == level && e.1 == block) {
+                let e = s.remove(pos);
+                let data = e.2.clone();
+                s.push(e);
+                return Ok(data);
+            }
+        }
+        let data = Arc::new(load()?);
+        let mut s = shard.lock().unwrap_or_else(|e| e.into_inner());
+        if s.len() >= CACHE_WAYS {
+            s.remove(0);
+        }
+        s.push((level, block, data.clone()));
+        Ok(data)
+    }
+}
+
+/// Facts about one level of an open database.
+#[derive(Clone, Debug)]
+pub struct LevelInfo {
+    /// The level (seeds in the houses).
+    pub level: u32,
+    /// The file.
+    pub path: PathBuf,
+    /// Positions in the level.
+    pub positions: u64,
+    /// Bytes of the file.
+    pub bytes: u64,
+    /// Positions per compressed block.
+    pub block_size: u32,
+    /// Blocks in the file.
+    pub blocks: u64,
+}
+
+/// An open endgame database: the contiguous levels `0..=max_seeds` of one directory, for one
+/// set of play rules. Probes are safe from many threads at once.
+pub struct Database {
+    dir: PathBuf,
+    rules: Rules,
+    ranker: Ranker,
+    levels: Vec<LevelFile>,
+    cache: BlockCache,
+}
+
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Database")
+            .field("dir", &self.dir)
+            .field("rules", &self.rules)
+            .field("levels", &self.levels.len())
+            .finish()
+    }
+}
+
+impl Database {
+    /// Opens the levels `0, 1, 2, ...` present in `dir`, up to the first one missing, checking
+    /// each header and block table (cheap; block checksums are checked as blocks are read, and
+    /// all at once by [`verify`]). A level file that is corrupt or built for other rules is an
+    /// error, as is a directory without level 0.
+    pub fn open(dir: &Path, rules: &Rules) -> Result<Database, DbError> {
+        let rules = rules.play_rules();
+        check_request(dir, &rules, 0)?;
+        let ranker = Ranker::new(rules.houses);
+        let mut levels = Vec::new();
+        for l in 0..=MAX_DB_LEVEL {
+            let path = format::level_path(dir, l);
+            if !path.exists() {
+                break;
+            }
+            levels.push(LevelFile::open(&path, &rules, l, ranker.level_size(l))?);
+        }
+        if levels.is_empty() {
+            return Err(DbError::Missing {
+                path: format::level_path(dir, 0),
+            });
+        }
+        Ok(Database {
+            dir: dir.to_path_buf(),
+            rules,
+            ranker,
+            levels,
+            cache: BlockCache::new(),
+        })
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The play rules of the database (starting seeds zero).
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// Facts about each level, from the headers (no decompression).
+    pub fn levels(&self) -> Vec<LevelInfo> {
+        self.levels
+            .iter()
+            .map(|f| LevelInfo {
+                level: f.header().level,
+                path: f.path().to_path_buf(),
+                positions: f.header().positions,
+                bytes: f.file_len(),
+                block_size: f.header().block_size,
+                blocks: f.block_count(),
+            })
+            .collect()
+    }
+
+    /// The number of boards of each value in level `level`: entry `v + level` counts value `v`.
+    /// Decompresses (and checks) the whole level.
+    pub fn histogram(&self, level: u32) -> Result<Vec<u64>, DbError> {
+        let f = self
+            .levels
+            .get(level as usize)
+            .ok_or_else(|| DbError::Unsupported {
+                path: format::level_path(&self.dir, level),
+                what: format!("level {level} is not in the database"),
+            })?;
+        let mut values = Vec::new();
+        f.read_all(&mut values)?;
+        let mut h = vec![0u64; 2 * level as usize + 1];
+        for v in values {
+            h[(v as i32 + level as i32) as usize] += 1;
+        }
+        Ok(h)
+    }
+
+    /// The board of index `index` in level `level` (the numbering of the files), if in range.
+    /// For tests and benchmarks.
+    pub fn board_at(&self, level: u32, index: u64) -> Option<Board> {
+        if level as usize >= self.levels.len() || index >= self.ranker.level_size(level) {
+            return None;
+        }
+        let w = Walker::at(&self.ranker, level, index);
+        Some(Board::from_raw(self.rules.houses, w.cells))
+    }
+}
+
+impl Endgame for Database {
+    fn max_seeds(&self) -> u32 {
+        self.levels.len() as u32 - 1
+    }
+
+    fn probe(&self, board: &Board) -> Result<Option<i32>, DbError> {
+        if board.houses() != self.rules.houses {
+            return Err(DbError::WrongHouses {
+                path: self.dir.clone(),
+                expected: self.rules.houses,
+                found: board.houses(),
+            });
+        }
+        let s = board.seeds();
+        let Some(file) = self.levels.get(s as usize) else {
+            return Ok(None);
+        };
+        let idx = self.ranker.index(board.raw(), s);
+        let bs = file.header().block_size as u64;
+        let block = self.cache.get_or_load(s, idx / bs, || {
+            let mut out = Vec::new();
+            file.read_block(idx / bs, &mut out)?;
+            Ok(out)
+        })?;
+        Ok(Some(block[(idx % bs) as usize] as i32))
+    }
+}
+
+#[cfg(test)]
+mod tests;

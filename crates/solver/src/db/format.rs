@@ -1,0 +1,388 @@
+//! The on-disk layout of one level file (see `FORMAT.md` at the repository root). Private.
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic "KALAHLVL"
+//!      8     4  format version (1)
+//!     12     4  header length (128)
+//!     16     1  houses per side
+//!     17     1  capture code     (Capture::code)
+//!     18     1  leftover code    (Leftover::code)
+//!     19     1  end code         (EndRule::code)
+//!     20     4  level (seeds in the houses)
+//!     24     8  positions in the level
+//!     32     4  block size (positions per block)
+//!     36     1  codec (1 = zstd)
+//!     37     1  codec level (zstd level used; informative)
+//!     38     2  reserved, zero
+//!     40     8  block count
+//!     48     8  table offset (128)
+//!     56     8  data offset (128 + 16 * block count)
+//!     64     8  file length
+//!     72     8  xxh3-64 of the block table
+//!     80    40  reserved, zero
+//!    120     8  xxh3-64 of bytes 0..120
+//! table: block count entries of 16 bytes: end offset of the block (u64, from the file start),
+//!        xxh3-64 of the block's compressed bytes (u64)
+//! data:  the blocks, back to back; block i decompresses to min(block size, positions - i *
+//!        block size) bytes, one i8 value per position in index order.
+//! ```
+//! Little-endian throughout.
+
+use crate::rules::{Capture, EndRule, Leftover, Rules};
+use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::DbError;
+
+pub(crate) const MAGIC: &[u8; 8] = b"KALAHLVL";
+pub(crate) const VERSION: u32 = 1;
+pub(crate) const HEADER_LEN: usize = 128;
+pub(crate) const ENTRY_LEN: usize = 16;
+pub(crate) const CODEC_ZSTD: u8 = 1;
+/// Positions per block: small enough that one probe decompresses little.
+pub(crate) const BLOCK_SIZE: u32 = 1 << 14;
+/// The fixed zstd level: a rebuild gives byte-identical files.
+pub(crate) const ZSTD_LEVEL: i32 = 9;
+
+/// The file name of a level.
+pub(crate) fn level_file_name(level: u32) -> String {
+    format!("level-{level:03}.kdb")
+}
+
+/// The path of a level in a directory.
+pub(crate) fn level_path(dir: &Path, level: u32) -> PathBuf {
+    dir.join(level_file_name(level))
+}
+
+/// The header fields of a level file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub houses: u8,
+    pub capture: u8,
+    pub leftover: u8,
+    pub end: u8,
+    pub level: u32,
+    pub positions: u64,
+    pub block_size: u32,
+    pub codec: u8,
+    pub codec_level: u8,
+    pub block_count: u64,
+    pub table_offset: u64,
+    pub data_offset: u64,
+    pub file_len: u64,
+    pub table_checksum: u64,
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+impl Header {
+    pub(crate) fn for_rules(rules: &Rules, level: u32, positions: u64) -> Header {
+        let block_count = positions.div_ceil(BLOCK_SIZE as u64);
+        Header {
+            houses: rules.houses as u8,
+            capture: rules.capture.code(),
+            leftover: rules.leftover.code(),
+            end: rules.end.code(),
+            level,
+            positions,
+            block_size: BLOCK_SIZE,
+            codec: CODEC_ZSTD,
+            codec_level: ZSTD_LEVEL as u8,
+            block_count,
+            table_offset: HEADER_LEN as u64,
+            data_offset: HEADER_LEN as u64 + ENTRY_LEN as u64 * block_count,
+            file_len: 0,
+            table_checksum: 0,
+        }
+    }
+
+    pub(crate) fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut b = [0u8; HEADER_LEN];
+        b[0..8].copy_from_slice(MAGIC);
+        b[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        b[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
+        b[16] = self.houses;
+        b[17] = self.capture;
+        b[18] = self.leftover;
+        b[19] = self.end;
+        b[20..24].copy_from_slice(&self.level.to_le_bytes());
+        b[24..32].copy_from_slice(&self.positions.to_le_bytes());
+        b[32..36].copy_from_slice(&self.block_size.to_le_bytes());
+        b[36] = self.codec;
+        b[37] = self.codec_level;
+        b[40..48].copy_from_slice(&self.block_count.to_le_bytes());
+        b[48..56].copy_from_slice(&self.table_offset.to_le_bytes());
+        b[56..64].copy_from_slice(&self.data_offset.to_le_bytes());
+        b[64..72].copy_from_slice(&self.file_len.to_le_bytes());
+        b[72..80].copy_from_slice(&self.table_checksum.to_le_bytes());
+        let sum = xxh3_64(&b[..120]);
+        b[120..128].copy_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    /// Reads and checks a header: magic, version, checksum, and that the sizes hang together.
+    /// Whether it matches the expected rules and level is checked by [`Header::expect`].
+    pub(crate) fn decode(path: &Path, bytes: &[u8]) -> Result<Header, DbError> {
+        let corrupt = |what: String| DbError::Corrupt {
+            path: path.to_path_buf(),
+            what,
+        };
+        if bytes.len() < HEADER_LEN {
+            return Err(corrupt(format!(
+                "file is {} bytes, shorter than the {HEADER_LEN}-byte header",
+                bytes.len()
+            )));
+        }
+        if &bytes[0..8] != MAGIC {
+            return Err(DbError::NotALevelFile {
+                path: path.to_path_buf(),
+            });
+        }
+        let version = u32_at(bytes, 8);
+        let stored = u64_at(bytes, 120);
+        let actual = xxh3_64(&bytes[..120]);
+        if stored != actual {
+            return Err(corrupt(format!(
+                "header checksum mismatch (stored {stored:016x}, computed {actual:016x})"
+            )));
+        }
+        if version != VERSION {
+            return Err(DbError::Version {
+                path: path.to_path_buf(),
+                found: version,
+                supported: VERSION,
+            });
+        }
+        if u32_at(bytes, 12) as usize != HEADER_LEN {
+            return Err(corrupt("bad header length".into()));
+        }
+        if bytes[38..40].iter().chain(&bytes[80..120]).any(|&x| x != 0) {
+            return Err(corrupt("reserved header bytes are not zero".into()));
+        }
+        let h = Header {
+            houses: bytes[16],
+            capture: bytes[17],
+            leftover: bytes[18],
+            end: bytes[19],
+            level: u32_at(bytes, 20),
+            positions: u64_at(bytes, 24),
+            block_size: u32_at(bytes, 32),
+            codec: bytes[36],
+            codec_level: bytes[37],
+            block_count: u64_at(bytes, 40),
+            table_offset: u64_at(bytes, 48),
+            data_offset: u64_at(bytes, 56),
+            file_len: u64_at(bytes, 64),
+            table_checksum: u64_at(bytes, 72),
+        };
+        if h.codec != CODEC_ZSTD {
+            return Err(corrupt(format!("unknown codec {}", h.codec)));
+        }
+        if h.block_size == 0 || h.block_size > 1 << 24 {
+            return Err(corrupt(format!("bad block size {}", h.block_size)));
+        }
+        if h.block_count != h.positions.div_ceil(h.block_size as u64) {
+            return Err(corrupt("block count does not match positions".into()));
+        }
+        if h.table_offset != HEADER_LEN as u64
+            || Some(h.data_offset)
+                != h.block_count
+                    .checked_mul(ENTRY_LEN as u64)
+                    .and_then(|t| t.checked_add(HEADER_LEN as u64))
+        {
+            return Err(corrupt("bad table or data offset".into()));
+        }
+        if h.file_len != bytes.len() as u64 {
+            return Err(corrupt(format!(
+                "file is {} bytes, header says {} (truncated or extended)",
+                bytes.len(),
+                h.file_len
+            )));
+        }
+        if h.data_offset > h.file_len {
+            return Err(corrupt("block table runs past the end of the file".into()));
+        }
+        Ok(h)
+    }
+
+    /// The rules stored in the header, if the codes are valid.
+    pub(crate) fn rules(&self) -> Option<Rules> {
+        Some(Rules {
+            houses: self.houses as usize,
+            seeds: 0,
+            capture: Capture::from_code(self.capture)?,
+            leftover: Leftover::from_code(self.leftover)?,
+            end: EndRule::from_code(self.end)?,
+        })
+    }
+
+    /// Checks that the file is the level `level` of a database for `rules` with
+    /// `positions` positions.
+    pub(crate) fn expect(
+        &self,
+        path: &Path,
+        rules: &Rules,
+        level: u32,
+        positions: u64,
+    ) -> Result<(), DbError> {
+        let want = rules.play_rules();
+        match self.rules() {
+            Some(found) if found == want => {}
+            found => {
+                return Err(DbError::WrongRules {
+                    path: path.to_path_buf(),
+                    expected: want.slug(),
+                    found: found.map(|r| r.slug()).unwrap_or_else(|| {
+                        format!(
+                            "unknown codes {}/{}/{}/{}",
+                            self.houses, self.capture, self.leftover, self.end
+                        )
+                    }),
+                })
+            }
+        }
+        if self.level != level {
+            return Err(DbError::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("holds level {}, expected level {level}", self.level),
+            });
+        }
+        if self.positions != positions {
+            return Err(DbError::Corrupt {
+                path: path.to_path_buf(),
+                what: format!(
+                    "holds {} positions, level {level} has {positions}",
+                    self.positions
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Positions in block `i`.
+    pub(crate) fn block_len(&self, i: u64) -> usize {
+        let start = i * self.block_size as u64;
+        (self.positions - start).min(self.block_size as u64) as usize
+    }
+}
+
+/// Reads and checks the block table: its checksum, and that the blocks tile the data area.
+/// Returns `(end offset, checksum)` per block.
+pub(crate) fn decode_table(
+    path: &Path,
+    header: &Header,
+    bytes: &[u8],
+) -> Result<Vec<(u64, u64)>, DbError> {
+    let corrupt = |what: String| DbError::Corrupt {
+        path: path.to_path_buf(),
+        what,
+    };
+    let table = &bytes[header.table_offset as usize..header.data_offset as usize];
+    let actual = xxh3_64(table);
+    if actual != header.table_checksum {
+        return Err(corrupt(format!(
+            "block table checksum mismatch (stored {:016x}, computed {actual:016x})",
+            header.table_checksum
+        )));
+    }
+    let mut out = Vec::with_capacity(header.block_count as usize);
+    let mut prev = header.data_offset;
+    for e in table.chunks_exact(ENTRY_LEN) {
+        let end = u64_at(e, 0);
+        let sum = u64_at(e, 8);
+        if end < prev || end > header.file_len {
+            return Err(corrupt("block table offsets out of order".into()));
+        }
+        prev = end;
+        out.push((end, sum));
+    }
+    if prev != header.file_len {
+        return Err(corrupt("blocks do not end at the end of the file".into()));
+    }
+    Ok(out)
+}
+
+/// Compresses one block of values.
+pub(crate) fn compress_block(values: &[i8]) -> std::io::Result<Vec<u8>> {
+    // SAFETY-free reinterpretation: i8 and u8 have the same size; copy through `as`.
+    let bytes: Vec<u8> = values.iter().map(|&v| v as u8).collect();
+    zstd::bulk::compress(&bytes, ZSTD_LEVEL)
+}
+
+/// Encodes a whole level file from its compressed blocks.
+pub(crate) fn encode_file(mut header: Header, blocks: &[Vec<u8>]) -> Vec<u8> {
+    let data_len: usize = blocks.iter().map(|b| b.len()).sum();
+    let mut table = Vec::with_capacity(blocks.len() * ENTRY_LEN);
+    let mut end = header.data_offset;
+    for b in blocks {
+        end += b.len() as u64;
+        table.extend_from_slice(&end.to_le_bytes());
+        table.extend_from_slice(&xxh3_64(b).to_le_bytes());
+    }
+    header.file_len = end;
+    header.table_checksum = xxh3_64(&table);
+    let mut out = Vec::with_capacity(HEADER_LEN + table.len() + data_len);
+    out.extend_from_slice(&header.encode());
+    out.extend_from_slice(&table);
+    for b in blocks {
+        out.extend_from_slice(b);
+    }
+    out
+}
+
+/// Checks and decompresses one block into `out` (which gets exactly the block's length).
+pub(crate) fn decode_block(
+    path: &Path,
+    header: &Header,
+    table: &[(u64, u64)],
+    bytes: &[u8],
+    i: u64,
+    out: &mut Vec<i8>,
+) -> Result<(), DbError> {
+    let corrupt = |what: String| DbError::Corrupt {
+        path: path.to_path_buf(),
+        what,
+    };
+    let start = if i == 0 {
+        header.data_offset
+    } else {
+        table[i as usize - 1].0
+    };
+    let (end, sum) = table[i as usize];
+    let data = &bytes[start as usize..end as usize];
+    let actual = xxh3_64(data);
+    if actual != sum {
+        return Err(corrupt(format!(
+            "block {i} checksum mismatch (stored {sum:016x}, computed {actual:016x})"
+        )));
+    }
+    let len = header.block_len(i);
+    let mut buf = vec![0u8; len];
+    let got = zstd::bulk::decompress_to_buffer(data, &mut buf[..])
+        .map_err(|e| corrupt(format!("block {i} does not decompress: {e}")))?;
+    if got != len {
+        return Err(corrupt(format!(
+            "block {i} decompresses to {got} bytes, expected {len}"
+        )));
+    }
+    let lim = header.level as i32;
+    out.clear();
+    out.reserve(len);
+    for &b in &buf {
+        let v = b as i8;
+        if (v as i32).abs() > lim {
+            return Err(corrupt(format!(
+                "block {i} holds value {v}, outside [-{lim}, {lim}]"
+            )));
+        }
+        out.push(v);
+    }
+    Ok(())
+}
