@@ -628,8 +628,8 @@ struct BlockCache {
     shards: Vec<Mutex<Vec<(u32, u64, Arc<Vec<i8>>)>>>,
 }
 
-const CACHE_SHARDS: usize = 16;
-const CACHE_WAYS: usize = 4;
+const CACHE_SHARDS: usize = 256;
+const CACHE_WAYS: usize = 64;
 
 impl BlockCache {
     fn new() -> BlockCache {
