@@ -1,9 +1,12 @@
 //! `kalah solve`: prove the value of the start position.
 
-use super::common::{show_progress, spinner, CliError, CliResult, RuleArgs, EXIT_INTERRUPTED};
+use super::common::{
+    default_db_dir, show_progress, spinner, CliError, CliResult, RuleArgs, EXIT_INTERRUPTED,
+};
 use clap::{Args, ValueEnum};
 use indicatif::ProgressBar;
 use kalah_driver::{Analysis, Goal, Pie, Progress, Search, SearchConfig, SearchError};
+use kalah_solver::db::Database;
 use kalah_solver::{Board, Endgame, Position, Rules};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -30,7 +33,8 @@ pub enum GoalArg {
 pub struct SolveArgs {
     #[command(flatten)]
     pub rules: RuleArgs,
-    /// Endgame database directory: every position with few enough seeds is looked up there.
+    /// Endgame database directory: every position with few enough seeds is looked up there
+    /// (default `data/db/<rules>`, used when it exists; build it with `kalah db build`).
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
     /// Print one JSON object: {"value", "result", "moves": [{"house", "value"}], "best", "pv",
@@ -70,17 +74,21 @@ pub struct SolveArgs {
     pub node_limit: Option<u64>,
 }
 
-/// Opens the endgame database in `dir` for `rules`: the one place where the search gets its
-/// database.
+/// Opens the endgame database in `dir` for `rules` (without `dir`, the default directory
+/// `data/db/<rules>` when it exists): the one place where the search gets its database.
 pub fn open_endgame(dir: Option<&Path>, rules: &Rules) -> CliResult<Option<Arc<dyn Endgame>>> {
-    let Some(dir) = dir else {
-        return Ok(None);
+    let dir = match dir {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let d = default_db_dir(rules);
+            if !d.is_dir() {
+                return Ok(None);
+            }
+            d
+        }
     };
-    let _ = rules;
-    Err(CliError::usage(format!(
-        "--db {}: endgame databases are not available in this build yet",
-        dir.display()
-    )))
+    let db = Database::open(&dir, rules)?;
+    Ok(Some(Arc::new(db)))
 }
 
 /// The flag set by Ctrl-C (the handler is installed on first use).

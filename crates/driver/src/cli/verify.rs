@@ -182,7 +182,7 @@ pub fn run(args: &VerifyArgs) -> CliResult {
             Some(root) => root.join(rules.slug()),
             None => default_db_dir(&rules),
         };
-        let endgame = if dir.exists() {
+        let endgame = if dir.is_dir() {
             open_endgame(Some(&dir), &rules)?
         } else {
             None

@@ -13,6 +13,8 @@ const BATCH: u64 = 1024;
 /// A child of a node, with what is known of its value before it is searched.
 #[derive(Clone, Copy)]
 struct Kid {
+    /// A database leaf not probed yet.
+    leaf: bool,
     house: u8,
     key: u64,
     extra: bool,
@@ -87,12 +89,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Whether a board is over or small enough for the database.
-    #[inline]
-    fn is_leaf(&self, board: &Board) -> bool {
-        (board.seeds() as i32) <= self.leaf || board.final_value(&self.rules).is_some()
-    }
-
     /// The exact value of a board that is over or small enough for the database, if it is.
     #[inline]
     fn leaf_value(&self, board: &Board) -> Option<Option<i32>> {
@@ -141,6 +137,7 @@ impl<'a> Worker<'a> {
         // (enhanced transposition cut-off).
         let m = board.houses();
         let mut kids = [Kid {
+            leaf: false,
             house: 0,
             key: 0,
             extra: false,
@@ -159,27 +156,38 @@ impl<'a> Worker<'a> {
             }
             let s = board.sow(&self.rules, h);
             let next = s.next();
-            let leaf = self.is_leaf(&next);
+            let fin = next.final_value(&self.rules);
+            let small = (next.seeds() as i32) <= self.leaf;
             let k = tt::key(&next);
-            if !leaf {
-                self.table().prefetch(k);
-            } else if self.leaf >= 0 {
-                self.shared.leaves.prefetch(k);
+            if fin.is_none() {
+                if small {
+                    self.shared.leaves.prefetch(k);
+                } else {
+                    self.table().prefetch(k);
+                }
             }
-            *slot = Some((s, next, leaf, k));
+            *slot = Some((s, next, fin, small, k));
         }
         for (h, slot) in sown.iter().enumerate().take(m) {
-            let Some((s, next, leaf, child_key)) = *slot else {
+            let Some((s, next, fin, small, child_key)) = *slot else {
                 continue;
             };
             let gain = s.gain as i32;
-            let (clo, chi) = if leaf {
-                match self.leaf_value(&next) {
-                    Some(Some(v)) => (v, v),
-                    _ => return None,
+            let cs = next.seeds() as i32;
+            // Database leaves are probed only when their move is reached (a probe may cost a
+            // block read), unless their value is cached already.
+            let mut leaf = false;
+            let (clo, chi) = if let Some(v) = fin {
+                (v, v)
+            } else if small {
+                match self.shared.leaves.get(child_key) {
+                    Some(v) => (v, v),
+                    None => {
+                        leaf = true;
+                        (-cs, cs)
+                    }
                 }
             } else {
-                let cs = next.seeds() as i32;
                 match self.table().probe(child_key) {
                     Some(e) => (e.lower.max(-cs), e.upper.min(cs)),
                     None => (-cs, cs),
@@ -213,6 +221,7 @@ impl<'a> Worker<'a> {
                 gain
             };
             kids[n] = Kid {
+                leaf,
                 house: h as u8,
                 key: child_key,
                 extra: s.extra_turn,
@@ -261,6 +270,13 @@ impl<'a> Worker<'a> {
                 kid.upper
             } else if kid.lower == kid.upper {
                 kid.lower
+            } else if kid.leaf {
+                let v = self.shared.probe(&kid.next)?;
+                if kid.extra {
+                    kid.gain + v
+                } else {
+                    kid.gain - v
+                }
             } else if kid.extra {
                 kid.gain + self.node(&kid.next, kid.key, a - kid.gain, beta - kid.gain, ply + 1)?
             } else {
