@@ -37,6 +37,10 @@ pub struct SolveArgs {
     /// (default `data/db/<rules>`, used when it exists; build it with `kalah db build`).
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
+    /// Read the database block by block as probes need it instead of decompressing it into
+    /// memory first (slower searches, less memory).
+    #[arg(long)]
+    pub db_lazy: bool,
     /// Print one JSON object: {"value", "result", "moves": [{"house", "value"}], "best", "pv",
     /// "nodes", "seconds", ...}.
     #[arg(long)]
@@ -75,8 +79,13 @@ pub struct SolveArgs {
 }
 
 /// Opens the endgame database in `dir` for `rules` (without `dir`, the default directory
-/// `data/db/<rules>` when it exists): the one place where the search gets its database.
-pub fn open_endgame(dir: Option<&Path>, rules: &Rules) -> CliResult<Option<Arc<dyn Endgame>>> {
+/// `data/db/<rules>` when it exists): the one place where the search gets its database. Unless
+/// `lazy`, every level is decompressed into memory first: a search probes at random.
+pub fn open_endgame(
+    dir: Option<&Path>,
+    rules: &Rules,
+    lazy: bool,
+) -> CliResult<Option<Arc<dyn Endgame>>> {
     let dir = match dir {
         Some(d) => d.to_path_buf(),
         None => {
@@ -87,7 +96,10 @@ pub fn open_endgame(dir: Option<&Path>, rules: &Rules) -> CliResult<Option<Arc<d
             d
         }
     };
-    let db = Database::open(&dir, rules)?;
+    let mut db = Database::open(&dir, rules)?;
+    if !lazy {
+        db.load_into_memory()?;
+    }
     Ok(Some(Arc::new(db)))
 }
 
@@ -237,16 +249,21 @@ fn pie_json(rules: &Rules, db: u32, p: &Pie) -> Value {
 /// Runs `kalah solve`.
 pub fn run(args: &SolveArgs) -> CliResult {
     let rules = args.rules.rules()?;
-    let endgame = open_endgame(args.db.as_deref(), &rules)?;
+    let endgame = open_endgame(args.db.as_deref(), &rules, args.db_lazy)?;
     let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
     let search = Search::new(rules, config(args, endgame));
     let board = Board::start(&rules);
-    let bar = spinner(show_progress(args.json));
-    let report = |p: &Progress| bar.set_message(progress_message(p));
+    let visible = show_progress(args.json);
+    let bar = spinner(visible);
+    let last = std::sync::Mutex::new(None::<Progress>);
+    let report = |p: &Progress| {
+        bar.set_message(progress_message(p));
+        *last.lock().unwrap() = Some(p.clone());
+    };
     let cancel = cancel_flag();
     if args.pie {
         let pie = search.pie(&board, &report, cancel);
-        finish(&bar);
+        finish(&bar, visible, &last.lock().unwrap());
         let pie = pie.map_err(search_error)?;
         if args.json {
             println!("{}", pie_json(&rules, db_seeds, &pie));
@@ -260,7 +277,7 @@ pub fn run(args: &SolveArgs) -> CliResult {
         GoalArg::Sign => Goal::Sign { around: 0 },
     };
     let result = search.analyse(&board, args.all_moves, goal, &report, cancel);
-    finish(&bar);
+    finish(&bar, visible, &last.lock().unwrap());
     let a = result.map_err(search_error)?;
     if args.json {
         println!("{}", analysis_json(&rules, db_seeds, args.goal, &a));
@@ -270,8 +287,20 @@ pub fn run(args: &SolveArgs) -> CliResult {
     Ok(())
 }
 
-fn finish(bar: &ProgressBar) {
+/// Clears the progress line and, when progress is shown, leaves a summary line on stderr.
+fn finish(bar: &ProgressBar, visible: bool, last: &Option<Progress>) {
     bar.finish_and_clear();
+    if let (true, Some(p)) = (visible, last) {
+        eprintln!(
+            "search: {} nodes in {:.1} s ({:.2} Mnodes/s), table {:.0}% full, last bounds [{:+}, {:+}]",
+            p.nodes,
+            p.seconds,
+            p.nodes_per_second / 1e6,
+            p.tt_fill * 100.0,
+            p.lower,
+            p.upper
+        );
+    }
 }
 
 fn print_analysis(rules: &Rules, args: &SolveArgs, a: &Analysis) {

@@ -64,7 +64,7 @@ impl Default for SearchConfig {
             node_limit: None,
             checkpoint: None,
             checkpoint_every: Duration::from_secs(300),
-            checkpoint_min_work: 4,
+            checkpoint_min_work: 8,
         }
     }
 }

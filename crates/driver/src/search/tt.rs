@@ -108,7 +108,9 @@ impl Table {
         #[cfg(target_os = "linux")]
         {
             // Fewer TLB misses on a large table; only a hint.
-            let _ = map.advise(memmap2::Advice::HugePage);
+            if std::env::var_os("KALAH_NO_HUGE").is_none() {
+                let _ = map.advise(memmap2::Advice::HugePage);
+            }
         }
         Table {
             map,
