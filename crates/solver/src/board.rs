@@ -76,7 +76,7 @@ impl Board {
     /// debug assertions; for the database's walkers.
     #[inline]
     pub(crate) fn from_raw(m: usize, cells: [u8; 2 * MAX_HOUSES]) -> Board {
-        debug_assert!(m >= 1 && m <= MAX_HOUSES);
+        debug_assert!((1..=MAX_HOUSES).contains(&m));
         debug_assert!(cells[2 * m..].iter().all(|&x| x == 0));
         Board { m: m as u8, cells }
     }

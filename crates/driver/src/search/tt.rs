@@ -245,6 +245,64 @@ impl Table {
     }
 }
 
+/// A direct-mapped cache of database values by board key, in front of the endgame database
+/// (whose probes may have to read and decompress a block). One word per entry: the key's top
+/// 48 bits and the value.
+pub struct LeafCache {
+    words: Box<[AtomicU64]>,
+    mask: usize,
+}
+
+impl LeafCache {
+    /// A cache of at most `mb` MiB (at least one entry; none at all for 0).
+    pub fn new(mb: usize) -> LeafCache {
+        let mut n = 1usize;
+        while n * 2 * 8 <= mb << 20 {
+            n *= 2;
+        }
+        let zeros: Box<[u64]> = vec![0u64; if mb == 0 { 0 } else { n }].into_boxed_slice();
+        // SAFETY: AtomicU64 has the same size, alignment and bit validity as u64.
+        let words = unsafe { Box::from_raw(Box::into_raw(zeros) as *mut [AtomicU64]) };
+        LeafCache { words, mask: n - 1 }
+    }
+
+    /// The cached value of the board with this key.
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<i32> {
+        let w = self.words.get(key as usize & self.mask)?.load(Relaxed);
+        if w != 0 && w >> 16 == key >> 16 {
+            Some(w as u16 as i16 as i32)
+        } else {
+            None
+        }
+    }
+
+    /// Remembers a value.
+    #[inline]
+    pub fn put(&self, key: u64, value: i32) {
+        if let Some(slot) = self.words.get(key as usize & self.mask) {
+            slot.store((key & !0xffff) | (value as i16 as u16 as u64), Relaxed);
+        }
+    }
+
+    /// Asks the processor to bring the entry of `key` into the cache.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(slot) = self.words.get(key as usize & self.mask) {
+            // SAFETY: prefetching is a hint; the pointer is in bounds.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(
+                    slot as *const AtomicU64 as *const i8,
+                    std::arch::x86_64::_MM_HINT_T0,
+                )
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,63 +359,5 @@ mod tests {
         // The bucket held 5 boards' worth of stores: the least worked one went.
         assert_eq!(t.probe(5 << 20), None);
         assert!(t.probe((1 << 32) | 1).is_some());
-    }
-}
-
-/// A direct-mapped cache of database values by board key, in front of the endgame database
-/// (whose probes may have to read and decompress a block). One word per entry: the key's top
-/// 48 bits and the value.
-pub struct LeafCache {
-    words: Box<[AtomicU64]>,
-    mask: usize,
-}
-
-impl LeafCache {
-    /// A cache of at most `mb` MiB (at least one entry; none at all for 0).
-    pub fn new(mb: usize) -> LeafCache {
-        let mut n = 1usize;
-        while n * 2 * 8 <= mb << 20 {
-            n *= 2;
-        }
-        let zeros: Box<[u64]> = vec![0u64; if mb == 0 { 0 } else { n }].into_boxed_slice();
-        // SAFETY: AtomicU64 has the same size, alignment and bit validity as u64.
-        let words = unsafe { Box::from_raw(Box::into_raw(zeros) as *mut [AtomicU64]) };
-        LeafCache { words, mask: n - 1 }
-    }
-
-    /// The cached value of the board with this key.
-    #[inline]
-    pub fn get(&self, key: u64) -> Option<i32> {
-        let w = self.words.get(key as usize & self.mask)?.load(Relaxed);
-        if w != 0 && w >> 16 == key >> 16 {
-            Some(w as u16 as i16 as i32)
-        } else {
-            None
-        }
-    }
-
-    /// Remembers a value.
-    #[inline]
-    pub fn put(&self, key: u64, value: i32) {
-        if let Some(slot) = self.words.get(key as usize & self.mask) {
-            slot.store((key & !0xffff) | (value as i16 as u16 as u64), Relaxed);
-        }
-    }
-
-    /// Asks the processor to bring the entry of `key` into the cache.
-    #[inline]
-    pub fn prefetch(&self, key: u64) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(slot) = self.words.get(key as usize & self.mask) {
-            // SAFETY: prefetching is a hint; the pointer is in bounds.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch(
-                    slot as *const AtomicU64 as *const i8,
-                    std::arch::x86_64::_MM_HINT_T0,
-                )
-            };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
     }
 }

@@ -125,9 +125,14 @@ pub(crate) fn solve_level(
     Some(cur.into_iter().map(AtomicI8::into_inner).collect())
 }
 
+/// Disagreements found by [`recheck_level`]: their number and up to `keep` examples
+/// `(index, stored, recomputed)`.
+pub(crate) type Disagreements = (u64, Vec<(u64, i8, i8)>);
+
 /// Recomputes every value of level `s` from its children as stored (`values` holds the level
 /// itself) and returns the number of disagreements and up to `keep` examples
 /// `(index, stored, recomputed)`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn recheck_level(
     rules: &Rules,
     ranker: &Ranker,
@@ -137,7 +142,7 @@ pub(crate) fn recheck_level(
     advance: &(dyn Fn(u64) + Sync),
     cancel: &AtomicBool,
     keep: usize,
-) -> Option<(u64, Vec<(u64, i8, i8)>)> {
+) -> Option<Disagreements> {
     let n = ranker.level_size(s);
     let m = ranker.houses();
     let cur: Vec<AtomicI8> = values.into_iter().map(AtomicI8::new).collect();

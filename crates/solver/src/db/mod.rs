@@ -623,9 +623,12 @@ pub fn verify(
     Ok(report)
 }
 
+/// (level, block, values) of a decompressed block.
+type CachedBlock = (u32, u64, Arc<Vec<i8>>);
+
 /// A few recently decompressed blocks, shared by the threads that probe.
 struct BlockCache {
-    shards: Vec<Mutex<Vec<(u32, u64, Arc<Vec<i8>>)>>>,
+    shards: Vec<Mutex<Vec<CachedBlock>>>,
 }
 
 const CACHE_SHARDS: usize = 16;
