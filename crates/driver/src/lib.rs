@@ -3,3 +3,7 @@
 //! The `kalah` binary is a thin layer over this crate and `kalah-solver`.
 
 #![warn(missing_docs)]
+
+pub mod search;
+
+pub use search::{Analysis, Goal, Pie, PieTurn, Progress, Search, SearchConfig, SearchError};

@@ -1,13 +1,388 @@
-//! `kalah solve` (being written).
+//! `kalah solve`: prove the value of the start position.
 
-use super::common::{CliError, CliResult};
-use clap::Args;
+use super::common::{
+    default_db_dir, show_progress, spinner, CliError, CliResult, RuleArgs, EXIT_INTERRUPTED,
+};
+use clap::{Args, ValueEnum};
+use indicatif::ProgressBar;
+use kalah_driver::{Analysis, Goal, Pie, Progress, Search, SearchConfig, SearchError};
+use kalah_solver::db::Database;
+use kalah_solver::{Board, Endgame, Position, Rules};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// What `solve` proves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GoalArg {
+    /// The exact final margin.
+    Exact,
+    /// Only whether the first player wins, draws or loses (much cheaper).
+    Sign,
+}
 
 /// Arguments of `kalah solve`.
+///
+/// Prints the value of the start position for South (the first player): South's final margin
+/// (South's store minus North's) under perfect play; the best opening move(s); a principal
+/// variation as a playable move list (`S3` = South sows house 3, houses 1-based in sowing
+/// order); with `--all-moves` the exact value of every opening move.
 #[derive(Args, Debug)]
-pub struct SolveArgs {}
+pub struct SolveArgs {
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Endgame database directory: every position with few enough seeds is looked up there
+    /// (default `data/db/<rules>`, used when it exists; build it with `kalah db build`).
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// Read the database block by block as probes need it instead of decompressing it into
+    /// memory first (slower searches, less memory).
+    #[arg(long)]
+    pub db_lazy: bool,
+    /// Print one JSON object: {"value", "result", "moves": [{"house", "value"}], "best", "pv",
+    /// "nodes", "seconds", ...}.
+    #[arg(long)]
+    pub json: bool,
+    /// Prove the exact value of every opening move.
+    #[arg(long)]
+    pub all_moves: bool,
+    /// `exact`: the exact margin; `sign`: only win, draw or loss (two zero-window probes
+    /// around 0); "value" is then -1, 0 or +1.
+    #[arg(long, value_enum, default_value = "exact")]
+    pub goal: GoalArg,
+    /// The value under the pie rule: South plays a whole first turn (extra turns included, until
+    /// the turn passes to North); North may then swap sides. North gets the larger of its margin
+    /// playing on and South's margin (by swapping), i.e. |M| where M is South's margin with
+    /// North playing on; South picks the first turn leaving North the least. Prints South's
+    /// margin -min|M| (never above 0) and every first turn with its M (exact for the best ones;
+    /// for the others a bound showing them worse).
+    #[arg(long, conflicts_with_all = ["all_moves", "goal"])]
+    pub pie: bool,
+    /// Transposition table size in MiB.
+    #[arg(long, default_value_t = 512)]
+    pub tt_mb: usize,
+    /// Search threads (default: every core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Save what has been proven to FILE every few minutes and on Ctrl-C; continue from FILE
+    /// if it exists (same rules and options).
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// Seconds between checkpoint saves.
+    #[arg(long, default_value_t = 300, value_name = "SECS")]
+    pub checkpoint_every: u64,
+    /// Stop after this many nodes, as if interrupted (saving the checkpoint).
+    #[arg(long, value_name = "N")]
+    pub node_limit: Option<u64>,
+}
+
+/// Opens the endgame database in `dir` for `rules` (without `dir`, the default directory
+/// `data/db/<rules>` when it exists): the one place where the search gets its database. Unless
+/// `lazy`, every level is decompressed into memory first: a search probes at random.
+pub fn open_endgame(
+    dir: Option<&Path>,
+    rules: &Rules,
+    lazy: bool,
+) -> CliResult<Option<Arc<dyn Endgame>>> {
+    let dir = match dir {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let d = default_db_dir(rules);
+            if !d.is_dir() {
+                return Ok(None);
+            }
+            d
+        }
+    };
+    let mut db = Database::open(&dir, rules)?;
+    if !lazy {
+        db.load_into_memory()?;
+    }
+    Ok(Some(Arc::new(db)))
+}
+
+/// The flag set by Ctrl-C (the handler is installed on first use).
+pub fn cancel_flag() -> &'static AtomicBool {
+    static FLAG: OnceLock<&'static AtomicBool> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+        // Without a handler Ctrl-C simply kills the process; the search still works.
+        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+        flag
+    })
+}
+
+/// A progress line for a spinner.
+pub fn progress_message(p: &Progress) -> String {
+    let moves = if p.moves_total > 0 {
+        format!(" | moves {}/{}", p.moves_done, p.moves_total)
+    } else {
+        String::new()
+    };
+    format!(
+        "{} | bounds [{:+}, {:+}]{moves} | {} nodes | {:.2} Mnodes/s | table {:.0}%",
+        p.stage,
+        p.lower,
+        p.upper,
+        p.nodes,
+        p.nodes_per_second / 1e6,
+        p.tt_fill * 100.0
+    )
+}
+
+/// Maps a search error to the CLI's error and exit status.
+pub fn search_error(e: SearchError) -> CliError {
+    match e {
+        SearchError::Interrupted { .. } => CliError {
+            code: EXIT_INTERRUPTED,
+            message: e.to_string(),
+        },
+        SearchError::Db(_) | SearchError::Checkpoint(_) => CliError::failure(e.to_string()),
+    }
+}
+
+/// The search configuration for the flags.
+fn config(args: &SolveArgs, endgame: Option<Arc<dyn Endgame>>) -> SearchConfig {
+    let mut c = SearchConfig {
+        tt_mb: args.tt_mb,
+        endgame,
+        node_limit: args.node_limit,
+        checkpoint: args.checkpoint.clone(),
+        checkpoint_every: Duration::from_secs(args.checkpoint_every.max(1)),
+        ..SearchConfig::default()
+    };
+    if let Some(t) = args.threads {
+        c.threads = t.max(1);
+    }
+    c
+}
+
+/// The moves of a principal variation from `pos`, as `S3`, `N1`...
+pub fn pv_notation(rules: &Rules, pos: &Position, pv: &[usize]) -> Vec<String> {
+    let mut p = *pos;
+    pv.iter()
+        .map(|&h| {
+            let s = format!("{}{}", p.to_move().letter(), h + 1);
+            p = p.play(rules, h).0;
+            s
+        })
+        .collect()
+}
+
+fn result_word(margin: i32) -> &'static str {
+    match margin.signum() {
+        1 => "win",
+        0 => "draw",
+        _ => "loss",
+    }
+}
+
+fn result_verb(margin: i32) -> &'static str {
+    match margin.signum() {
+        1 => "wins",
+        0 => "draws",
+        _ => "loses",
+    }
+}
+
+fn analysis_json(rules: &Rules, db: u32, goal: GoalArg, a: &Analysis) -> Value {
+    let pos = Position::start(rules);
+    let best: Vec<usize> = a
+        .moves
+        .iter()
+        .filter(|m| m.1 == a.value)
+        .map(|m| m.0 + 1)
+        .collect();
+    json!({
+        "rules": rules_json(rules),
+        "goal": match goal { GoalArg::Exact => "exact", GoalArg::Sign => "sign" },
+        "value": a.value,
+        "result": result_word(a.value),
+        "lower": a.lower,
+        "upper": a.upper,
+        "moves": a.moves.iter().map(|&(h, v)| json!({"house": h + 1, "value": v})).collect::<Vec<_>>(),
+        "best": best,
+        "pv": pv_notation(rules, &pos, &a.pv),
+        "nodes": a.nodes,
+        "seconds": a.seconds,
+        "nodes_per_second": a.nodes as f64 / a.seconds.max(1e-9),
+        "resumed": a.resumed,
+        "database_seeds": db,
+    })
+}
+
+/// The rules as a JSON object.
+pub fn rules_json(rules: &Rules) -> Value {
+    json!({
+        "houses": rules.houses,
+        "seeds": rules.seeds,
+        "capture": rules.capture.name(),
+        "leftover": rules.leftover.name(),
+        "end": rules.end.name(),
+    })
+}
+
+fn pie_json(rules: &Rules, db: u32, p: &Pie) -> Value {
+    let pos = Position::start(rules);
+    json!({
+        "rules": rules_json(rules),
+        "pie": true,
+        "value": p.value,
+        "result": result_word(p.value),
+        "turns": p.turns.iter().map(|t| json!({
+            "moves": pv_notation(rules, &pos, &t.moves),
+            "south_gain": t.south_gain,
+            "margin": t.margin,
+            "exact": t.exact,
+            "north_swaps": t.margin > 0,
+        })).collect::<Vec<_>>(),
+        "best": p.best.iter().map(|&i| pv_notation(rules, &pos, &p.turns[i].moves)).collect::<Vec<_>>(),
+        "nodes": p.nodes,
+        "seconds": p.seconds,
+        "nodes_per_second": p.nodes as f64 / p.seconds.max(1e-9),
+        "database_seeds": db,
+    })
+}
 
 /// Runs `kalah solve`.
-pub fn run(_args: &SolveArgs) -> CliResult {
-    Err(CliError::failure("not built yet"))
+pub fn run(args: &SolveArgs) -> CliResult {
+    let rules = args.rules.rules()?;
+    let endgame = open_endgame(args.db.as_deref(), &rules, args.db_lazy)?;
+    let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
+    let search = Search::new(rules, config(args, endgame));
+    let board = Board::start(&rules);
+    let visible = show_progress(args.json);
+    let bar = spinner(visible);
+    let last = std::sync::Mutex::new(None::<Progress>);
+    let report = |p: &Progress| {
+        bar.set_message(progress_message(p));
+        *last.lock().unwrap() = Some(p.clone());
+    };
+    let cancel = cancel_flag();
+    if args.pie {
+        let pie = search.pie(&board, &report, cancel);
+        finish(&bar, visible, &last.lock().unwrap());
+        let pie = pie.map_err(search_error)?;
+        if args.json {
+            println!("{}", pie_json(&rules, db_seeds, &pie));
+        } else {
+            print_pie(&rules, &pie);
+        }
+        return Ok(());
+    }
+    let goal = match args.goal {
+        GoalArg::Exact => Goal::Exact,
+        GoalArg::Sign => Goal::Sign { around: 0 },
+    };
+    let result = search.analyse(&board, args.all_moves, goal, &report, cancel);
+    finish(&bar, visible, &last.lock().unwrap());
+    let a = result.map_err(search_error)?;
+    if args.json {
+        println!("{}", analysis_json(&rules, db_seeds, args.goal, &a));
+    } else {
+        print_analysis(&rules, args, &a);
+    }
+    Ok(())
+}
+
+/// Clears the progress line and, when progress is shown, leaves a summary line on stderr.
+fn finish(bar: &ProgressBar, visible: bool, last: &Option<Progress>) {
+    bar.finish_and_clear();
+    if let (true, Some(p)) = (visible, last) {
+        eprintln!(
+            "search: {} nodes in {:.1} s ({:.2} Mnodes/s), table {:.0}% full, last bounds [{:+}, {:+}]",
+            p.nodes,
+            p.seconds,
+            p.nodes_per_second / 1e6,
+            p.tt_fill * 100.0,
+            p.lower,
+            p.upper
+        );
+    }
+}
+
+fn print_analysis(rules: &Rules, args: &SolveArgs, a: &Analysis) {
+    let pos = Position::start(rules);
+    println!("rules: {rules}");
+    match args.goal {
+        GoalArg::Exact => println!(
+            "value: {:+} (South's final margin: the first player {}{})",
+            a.value,
+            result_verb(a.value),
+            if a.value == 0 {
+                String::new()
+            } else {
+                format!(" by {}", a.value.abs())
+            }
+        ),
+        GoalArg::Sign => println!(
+            "result: the first player {} (margin in [{:+}, {:+}])",
+            result_verb(a.value),
+            a.lower,
+            a.upper
+        ),
+    }
+    let best: Vec<String> = a
+        .moves
+        .iter()
+        .filter(|m| m.1 == a.value)
+        .map(|m| (m.0 + 1).to_string())
+        .collect();
+    println!("best opening move(s): {}", best.join(" "));
+    if !a.pv.is_empty() {
+        println!(
+            "principal variation: {}",
+            pv_notation(rules, &pos, &a.pv).join(" ")
+        );
+    }
+    if args.all_moves {
+        for &(h, v) in &a.moves {
+            println!("  house {}: {v:+}", h + 1);
+        }
+    }
+    println!(
+        "nodes: {} in {:.3} s ({:.2} Mnodes/s){}",
+        a.nodes,
+        a.seconds,
+        a.nodes as f64 / a.seconds.max(1e-9) / 1e6,
+        if a.resumed {
+            ", resumed from checkpoint"
+        } else {
+            ""
+        }
+    );
+}
+
+fn print_pie(rules: &Rules, p: &Pie) {
+    let pos = Position::start(rules);
+    println!("rules: {rules}, with the pie rule");
+    println!(
+        "value: {:+} (South's final margin when North may swap after South's first turn)",
+        p.value
+    );
+    for t in &p.turns {
+        println!(
+            "  first turn {:<16} South's margin if North plays on: {}{:+}{}",
+            pv_notation(rules, &pos, &t.moves).join(" "),
+            match (t.exact, t.margin > 0) {
+                (true, _) => "",
+                (false, true) => "at least ",
+                (false, false) => "at most ",
+            },
+            t.margin,
+            if t.exact && t.margin.abs() == -p.value {
+                "  best"
+            } else {
+                ""
+            }
+        );
+    }
+    println!(
+        "nodes: {} in {:.3} s ({:.2} Mnodes/s)",
+        p.nodes,
+        p.seconds,
+        p.nodes as f64 / p.seconds.max(1e-9) / 1e6
+    );
 }

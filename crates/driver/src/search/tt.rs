@@ -1,0 +1,363 @@
+//! The shared transposition table: lock-free buckets of two-word entries keyed on a hash of the
+//! houses (mover's side first, stores excluded).
+//!
+//! Every entry holds *proven* bounds on the value of a board (lower, upper), the best move found
+//! and the work spent (log2 of the nodes below). Because the search is exact (never depth
+//! limited), a bound stays true forever, whatever window or thread produced it; so threads share
+//! the table freely and a checkpoint may save any subset of it.
+//!
+//! An entry is two `u64` words: `key ^ data` and `data`. A reader accepts an entry only when the
+//! two words agree with the key, so a torn write (two threads at once) reads as a miss.
+
+use kalah_solver::Board;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Entries per bucket: four entries of 16 bytes fill one 64-byte cache line.
+const WAYS: usize = 4;
+/// The move field value meaning "no move known".
+pub const NO_MOVE: u8 = 15;
+
+/// What the table knows about one board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// A proven lower bound on the value.
+    pub lower: i32,
+    /// A proven upper bound on the value.
+    pub upper: i32,
+    /// The best move found (0-based house) or [`NO_MOVE`].
+    pub best: u8,
+    /// log2 of the nodes searched to prove the bounds (0..=63).
+    pub work: u8,
+}
+
+impl Entry {
+    fn pack(self) -> u64 {
+        (self.lower as i16 as u16 as u64)
+            | ((self.upper as i16 as u16 as u64) << 16)
+            | (((self.best & 15) as u64) << 32)
+            | (((self.work & 63) as u64) << 36)
+    }
+
+    fn unpack(d: u64) -> Entry {
+        Entry {
+            lower: (d as u16) as i16 as i32,
+            upper: ((d >> 16) as u16) as i16 as i32,
+            best: ((d >> 32) & 15) as u8,
+            work: ((d >> 36) & 63) as u8,
+        }
+    }
+
+    /// Packs the entry into its data word (for checkpoints).
+    pub fn to_word(self) -> u64 {
+        self.pack()
+    }
+
+    /// Reads an entry back from its data word.
+    pub fn from_word(d: u64) -> Entry {
+        Entry::unpack(d)
+    }
+}
+
+#[inline]
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// The 64-bit key of a board (never 0).
+#[inline]
+pub fn key(board: &Board) -> u64 {
+    let raw = board.raw();
+    let a = u64::from_le_bytes(raw[..8].try_into().unwrap());
+    let b = u64::from_le_bytes(raw[8..].try_into().unwrap());
+    let h = mix(a ^ mix(b ^ 0x9e37_79b9_7f4a_7c15));
+    if h == 0 {
+        1
+    } else {
+        h
+    }
+}
+
+/// The table.
+pub struct Table {
+    /// Anonymous memory (zeroed by the system, huge pages asked for where available).
+    map: memmap2::MmapMut,
+    len: usize,
+    mask: usize,
+}
+
+impl Table {
+    /// A table of at most `mb` MiB (at least one bucket), the bucket count a power of two.
+    pub fn new(mb: usize) -> Table {
+        let bytes = mb.max(1) << 20;
+        let mut buckets = 1usize;
+        while buckets * 2 * WAYS * 16 <= bytes {
+            buckets *= 2;
+        }
+        Table::with_buckets(buckets)
+    }
+
+    /// A table of exactly `buckets` buckets (a power of two), for tests of replacement.
+    pub fn with_buckets(buckets: usize) -> Table {
+        assert!(buckets.is_power_of_two());
+        let len = buckets * WAYS * 2;
+        let map = memmap2::MmapMut::map_anon(len * 8).expect("cannot map memory for the table");
+        #[cfg(target_os = "linux")]
+        {
+            // Fewer TLB misses on a large table; only a hint.
+            if std::env::var_os("KALAH_NO_HUGE").is_none() {
+                let _ = map.advise(memmap2::Advice::HugePage);
+            }
+        }
+        Table {
+            map,
+            len,
+            mask: buckets - 1,
+        }
+    }
+
+    /// The entries' words.
+    #[inline]
+    fn words(&self) -> &[AtomicU64] {
+        // SAFETY: the map is page-aligned, `len * 8` bytes long, zero-initialised, and only
+        // ever accessed through these atomics; AtomicU64 has the layout of u64.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr() as *const AtomicU64, self.len) }
+    }
+
+    /// Entries the table can hold.
+    pub fn capacity(&self) -> usize {
+        self.len / 2
+    }
+
+    /// Bytes of memory used by the entries.
+    pub fn bytes(&self) -> usize {
+        self.len * 8
+    }
+
+    #[inline]
+    fn bucket(&self, key: u64) -> usize {
+        ((key >> 20) as usize & self.mask) * WAYS * 2
+    }
+
+    /// Asks the processor to bring the bucket of `key` into the cache.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let p = self.words()[self.bucket(key)..].as_ptr() as *const i8;
+            // SAFETY: prefetching is a hint; the pointer is in bounds of the table.
+            unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
+    /// What the table knows about the board with this key.
+    #[inline]
+    pub fn probe(&self, key: u64) -> Option<Entry> {
+        let base = self.bucket(key);
+        for w in 0..WAYS {
+            let k = self.words()[base + 2 * w].load(Relaxed);
+            let d = self.words()[base + 2 * w + 1].load(Relaxed);
+            if k ^ d == key {
+                return Some(Entry::unpack(d));
+            }
+        }
+        None
+    }
+
+    /// Records proven bounds, merged with what is known already about the same board. Another
+    /// board's entry is replaced when the bucket is full: the one with the least work goes.
+    #[inline]
+    pub fn store(&self, key: u64, mut e: Entry) {
+        let base = self.bucket(key);
+        let mut victim = 0;
+        let mut victim_work = u32::MAX;
+        for w in 0..WAYS {
+            let k = self.words()[base + 2 * w].load(Relaxed);
+            let d = self.words()[base + 2 * w + 1].load(Relaxed);
+            if k ^ d == key {
+                let old = Entry::unpack(d);
+                let lower = e.lower.max(old.lower);
+                let upper = e.upper.min(old.upper);
+                if lower <= upper {
+                    e.lower = lower;
+                    e.upper = upper;
+                    if e.best == NO_MOVE {
+                        e.best = old.best;
+                    }
+                    e.work = e.work.max(old.work);
+                }
+                victim = w;
+                break;
+            }
+            let work = if k == 0 && d == 0 {
+                0
+            } else {
+                1 + Entry::unpack(d).work as u32
+            };
+            if work < victim_work {
+                victim_work = work;
+                victim = w;
+            }
+        }
+        let d = e.pack();
+        self.words()[base + 2 * victim + 1].store(d, Relaxed);
+        self.words()[base + 2 * victim].store(key ^ d, Relaxed);
+    }
+
+    /// The share of entries in use, estimated from the first buckets.
+    pub fn fill(&self) -> f64 {
+        let n = (self.len / 2).min(1 << 14);
+        let used = (0..n)
+            .filter(|&i| {
+                self.words()[2 * i].load(Relaxed) != 0 || self.words()[2 * i + 1].load(Relaxed) != 0
+            })
+            .count();
+        used as f64 / n as f64
+    }
+
+    /// Every entry in use with at least `min_work` work or exact bounds, as (key, entry).
+    pub fn entries(&self, min_work: u8) -> Vec<(u64, Entry)> {
+        let mut out = Vec::new();
+        for i in 0..self.len / 2 {
+            let k = self.words()[2 * i].load(Relaxed);
+            let d = self.words()[2 * i + 1].load(Relaxed);
+            if k == 0 && d == 0 {
+                continue;
+            }
+            let e = Entry::unpack(d);
+            if e.work >= min_work || e.lower == e.upper {
+                out.push((k ^ d, e));
+            }
+        }
+        out
+    }
+
+    /// Empties the table.
+    pub fn clear(&self) {
+        for w in self.words().iter() {
+            w.store(0, Relaxed);
+        }
+    }
+}
+
+/// A direct-mapped cache of database values by board key, in front of the endgame database
+/// (whose probes may have to read and decompress a block). One word per entry: the key's top
+/// 48 bits and the value.
+pub struct LeafCache {
+    words: Box<[AtomicU64]>,
+    mask: usize,
+}
+
+impl LeafCache {
+    /// A cache of at most `mb` MiB (at least one entry; none at all for 0).
+    pub fn new(mb: usize) -> LeafCache {
+        let mut n = 1usize;
+        while n * 2 * 8 <= mb << 20 {
+            n *= 2;
+        }
+        let zeros: Box<[u64]> = vec![0u64; if mb == 0 { 0 } else { n }].into_boxed_slice();
+        // SAFETY: AtomicU64 has the same size, alignment and bit validity as u64.
+        let words = unsafe { Box::from_raw(Box::into_raw(zeros) as *mut [AtomicU64]) };
+        LeafCache { words, mask: n - 1 }
+    }
+
+    /// The cached value of the board with this key.
+    #[inline]
+    pub fn get(&self, key: u64) -> Option<i32> {
+        let w = self.words.get(key as usize & self.mask)?.load(Relaxed);
+        if w != 0 && w >> 16 == key >> 16 {
+            Some(w as u16 as i16 as i32)
+        } else {
+            None
+        }
+    }
+
+    /// Remembers a value.
+    #[inline]
+    pub fn put(&self, key: u64, value: i32) {
+        if let Some(slot) = self.words.get(key as usize & self.mask) {
+            slot.store((key & !0xffff) | (value as i16 as u16 as u64), Relaxed);
+        }
+    }
+
+    /// Asks the processor to bring the entry of `key` into the cache.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(slot) = self.words.get(key as usize & self.mask) {
+            // SAFETY: prefetching is a hint; the pointer is in bounds.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(
+                    slot as *const AtomicU64 as *const i8,
+                    std::arch::x86_64::_MM_HINT_T0,
+                )
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_round_trip() {
+        for e in [
+            Entry {
+                lower: -255,
+                upper: 255,
+                best: 3,
+                work: 63,
+            },
+            Entry {
+                lower: 0,
+                upper: 0,
+                best: NO_MOVE,
+                work: 0,
+            },
+            Entry {
+                lower: -3,
+                upper: -1,
+                best: 7,
+                work: 12,
+            },
+        ] {
+            assert_eq!(Entry::unpack(e.pack()), e);
+        }
+    }
+
+    #[test]
+    fn store_merges_and_replaces() {
+        let t = Table::with_buckets(1);
+        let e = |lower, upper, work| Entry {
+            lower,
+            upper,
+            best: NO_MOVE,
+            work,
+        };
+        t.store(5 << 20, e(-4, 10, 3));
+        t.store(5 << 20, e(-10, 6, 2));
+        assert_eq!(
+            t.probe(5 << 20),
+            Some(Entry {
+                lower: -4,
+                upper: 6,
+                best: NO_MOVE,
+                work: 3
+            })
+        );
+        for k in 1..=4u64 {
+            t.store((k << 32) | 1, e(0, 0, 10));
+        }
+        // The bucket held 5 boards' worth of stores: the least worked one went.
+        assert_eq!(t.probe(5 << 20), None);
+        assert!(t.probe((1 << 32) | 1).is_some());
+    }
+}

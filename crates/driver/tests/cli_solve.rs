@@ -1,0 +1,195 @@
+//! The `kalah solve` and `kalah verify` commands, run as a user would.
+
+#[path = "../../../tests/reference.rs"]
+mod reference;
+
+use kalah_solver::{Board, Exhaustive, Position, Rules};
+use serde_json::Value;
+use std::process::Command;
+
+fn kalah(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kalah"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn solve_json(args: &[&str]) -> Value {
+    let mut all = vec!["solve", "--json", "--tt-mb", "16"];
+    all.extend_from_slice(args);
+    let (code, out, err) = kalah(&all);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn solve_json_agrees_with_the_reference_and_replays() {
+    for (m, n) in [(3usize, 2u32), (3, 3), (4, 2), (2, 5)] {
+        for rules in Rules::all_variants(m, n) {
+            let (ms, ns) = (m.to_string(), n.to_string());
+            let args = [
+                "--houses",
+                &ms,
+                "--seeds",
+                &ns,
+                "--capture",
+                rules.capture.name(),
+                "--leftover",
+                rules.leftover.name(),
+                "--end",
+                rules.end.name(),
+                "--all-moves",
+            ];
+            let v = solve_json(&args);
+            let start = vec![n as u8; m];
+            let want = reference::ref_board_value(&rules, &start, &start);
+            assert_eq!(v["value"].as_i64().unwrap(), want, "{rules}");
+            let moves = reference::ref_move_values(
+                &rules,
+                &reference::RefState::from_sides(&start, &start),
+            );
+            let got: Vec<(usize, i64)> = v["moves"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| {
+                    (
+                        m["house"].as_u64().unwrap() as usize - 1,
+                        m["value"].as_i64().unwrap(),
+                    )
+                })
+                .collect();
+            assert_eq!(got, moves, "{rules}");
+            let best: Vec<u64> = v["best"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b.as_u64().unwrap())
+                .collect();
+            let want_best: Vec<u64> = moves
+                .iter()
+                .filter(|m| m.1 == want)
+                .map(|m| m.0 as u64 + 1)
+                .collect();
+            assert_eq!(best, want_best);
+            // The principal variation is playable and ends the game with the proven margin.
+            let mut pos = Position::start(&rules);
+            for mv in v["pv"].as_array().unwrap() {
+                let s = mv.as_str().unwrap();
+                assert_eq!(
+                    s.chars().next().unwrap(),
+                    pos.to_move().letter(),
+                    "{rules} {v}"
+                );
+                let h: usize = s[1..].parse().unwrap();
+                assert!(pos.board().cells()[h - 1] > 0);
+                pos = pos.play(&rules, h - 1).0;
+            }
+            let score = pos.final_score(&rules).expect("the pv plays to the end");
+            assert_eq!(score.south as i64 - score.north as i64, want, "{rules} {v}");
+            // The sign goal.
+            let mut sign_args = args[..args.len() - 1].to_vec();
+            sign_args.extend(["--goal", "sign"]);
+            let s = solve_json(&sign_args);
+            assert_eq!(s["value"].as_i64().unwrap(), want.signum(), "{rules}");
+            assert_eq!(s["result"], v["result"]);
+        }
+    }
+}
+
+#[test]
+fn solve_pie_and_text_output() {
+    let rules = Rules::standard(3, 3);
+    let mut ex = Exhaustive::new(rules);
+    let v = solve_json(&["--houses", "3", "--seeds", "3", "--pie"]);
+    let value = v["value"].as_i64().unwrap();
+    assert!(value <= 0);
+    let turns = v["turns"].as_array().unwrap();
+    // Each exact margin is South's margin with North playing on.
+    let mut least = i64::MAX;
+    for t in turns {
+        if !t["exact"].as_bool().unwrap() {
+            continue;
+        }
+        let mut b = Board::start(&rules);
+        let mut g = 0;
+        let mut extra = false;
+        for mv in t["moves"].as_array().unwrap() {
+            let h: usize = mv.as_str().unwrap()[1..].parse().unwrap();
+            let s = b.sow(&rules, h - 1);
+            g += s.gain as i32;
+            extra = s.extra_turn;
+            b = s.next();
+        }
+        let m = if extra {
+            g + b.final_value(&rules).unwrap()
+        } else {
+            g - ex.value(&b)
+        };
+        assert_eq!(t["margin"].as_i64().unwrap(), m as i64);
+        least = least.min(m.abs() as i64);
+    }
+    assert_eq!(value, -least);
+
+    let (code, out, _) = kalah(&[
+        "solve",
+        "--houses",
+        "4",
+        "--seeds",
+        "3",
+        "--capture",
+        "empty",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("value: +8"), "{out}");
+    assert!(out.contains("principal variation: S"), "{out}");
+    let (code, _, err) = kalah(&["solve", "--houses", "9"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn node_limit_interrupts_with_status_130_and_the_checkpoint_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let ck = dir.path().join("run.ck");
+    let ck = ck.to_str().unwrap();
+    let base = [
+        "solve", "--houses", "5", "--seeds", "3", "--json", "--tt-mb", "8",
+    ];
+    let (code, _, err) =
+        kalah(&[&base[..], &["--checkpoint", ck, "--node-limit", "20000"]].concat());
+    assert_eq!(code, 130, "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let (code, out, err) = kalah(&[&base[..], &["--checkpoint", ck]].concat());
+    assert_eq!(code, 0, "{err}");
+    let resumed: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(resumed["resumed"], true);
+    let (_, out, _) = kalah(&base);
+    let whole: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(resumed["value"], whole["value"]);
+}
+
+#[test]
+fn verify_ci_results_agree() {
+    // Pure search: an empty database root, whatever databases this checkout holds.
+    let empty = tempfile::tempdir().unwrap();
+    let root = empty.path().to_str().unwrap();
+    let (code, out, err) = kalah(&[
+        "verify",
+        "--class",
+        "ci",
+        "--tt-mb",
+        "64",
+        "--db-root",
+        root,
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.contains(" 0 disagreeing"), "{out}");
+    let rows = out.lines().filter(|l| l.contains(" yes ")).count();
+    assert!(rows >= 30, "{out}");
+}
