@@ -197,3 +197,104 @@ fn moves_lists_every_legal_move() {
     assert!(text.contains("house 2"), "{text}");
     assert!(text.contains("ends the game"), "{text}");
 }
+
+#[path = "../../../tests/reference.rs"]
+mod reference;
+
+/// `query` answers from the database when the position fits, from the search over it when it
+/// does not, and the values are the reference minimax's either way.
+#[test]
+fn query_uses_the_database_and_the_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().to_str().unwrap();
+    let flags = [
+        "--houses",
+        "3",
+        "--capture",
+        "empty",
+        "--leftover",
+        "emptier",
+    ];
+    let out = kalah(&[&["db", "build", "--upto", "8", "--dir", db][..], &flags].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rules = kalah_solver::Rules {
+        houses: 3,
+        seeds: 0,
+        capture: kalah_solver::Capture::Empty,
+        leftover: kalah_solver::Leftover::Emptier,
+        end: kalah_solver::EndRule::Either,
+    };
+    let mut rng = reference::Rng(7);
+    for seeds in [3, 6, 8, 9, 11] {
+        let (a, b) = rng.board(3, seeds);
+        let text = format!(
+            "{} / {}",
+            a.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+            b.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let v = json(&[&["query", "--json", "--db", db, &text][..], &flags].concat());
+        let state = reference::RefState::from_sides(&a, &b);
+        if state.over(&rules) {
+            assert_eq!(v["source"], "final");
+            continue;
+        }
+        let want = if seeds <= 8 { "database" } else { "search" };
+        assert_eq!(v["source"], want, "{text}");
+        assert_eq!(
+            v["value"].as_i64().unwrap(),
+            reference::ref_value(&rules, &state),
+            "{text}"
+        );
+        for (m, (h, value)) in v["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(reference::ref_move_values(&rules, &state))
+        {
+            assert_eq!(m["house"].as_u64().unwrap() as usize, h + 1);
+            assert_eq!(
+                m["value"].as_i64().unwrap(),
+                value,
+                "{text} house {}",
+                h + 1
+            );
+        }
+    }
+}
+
+/// A damaged level file makes `query` fail with status 1 and name the file, never answer.
+#[test]
+fn query_reports_a_corrupt_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().to_str().unwrap();
+    let out = kalah(&["db", "build", "--houses", "2", "--upto", "6", "--dir", db]);
+    assert!(out.status.success());
+    let file = dir.path().join("level-006.kdb");
+    let clean = std::fs::read(&file).unwrap();
+    // Every board of level 6 with both sides non-empty reads the file's only block.
+    let position = "1 2 / 2 1";
+    let good = json(&["query", "--houses", "2", "--json", "--db", db, position]);
+    assert_eq!(good["source"], "database");
+    let step = (clean.len() / 40).max(1);
+    for offset in (0..clean.len()).step_by(step) {
+        let mut bad = clean.clone();
+        bad[offset] ^= 0x04;
+        std::fs::write(&file, &bad).unwrap();
+        let out = kalah(&["query", "--houses", "2", "--json", "--db", db, position]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "byte {offset}: {err}");
+        assert!(err.contains("level-006.kdb"), "byte {offset}: {err}");
+        assert!(out.stdout.is_empty(), "byte {offset} answered anyway");
+    }
+    std::fs::write(&file, &clean).unwrap();
+}

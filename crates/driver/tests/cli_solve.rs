@@ -7,10 +7,22 @@ use kalah_solver::{Board, Exhaustive, Position, Rules};
 use serde_json::Value;
 use std::process::Command;
 
+/// Runs `kalah` in an empty directory of its own, so that no default database (`data/db/...`)
+/// is found or built in the repository; `verify` is pointed at the repository's known results.
 fn kalah(args: &[&str]) -> (i32, String, String) {
+    let cwd = tempfile::tempdir().unwrap();
+    let known = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/known-results.toml");
+    let mut args = args.to_vec();
+    if args.first() == Some(&"verify") {
+        args.extend_from_slice(&["--file", known]);
+    }
+    // The pure search unless a test asks for the default database to be built.
+    if args.first() == Some(&"solve") && !args.contains(&"--build-upto") {
+        args.extend_from_slice(&["--build-upto", "0"]);
+    }
     let out = Command::new(env!("CARGO_BIN_EXE_kalah"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args(&args)
+        .current_dir(cwd.path())
         .output()
         .unwrap();
     (
@@ -192,4 +204,45 @@ fn verify_ci_results_agree() {
     assert!(out.contains(" 0 disagreeing"), "{out}");
     let rows = out.lines().filter(|l| l.contains(" yes ")).count();
     assert!(rows >= 30, "{out}");
+}
+
+#[test]
+fn solve_builds_the_default_database_it_needs() {
+    let cwd = tempfile::tempdir().unwrap();
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_kalah"))
+            .args([
+                "solve",
+                "--houses",
+                "3",
+                "--seeds",
+                "2",
+                "--build-upto",
+                "8",
+            ])
+            .current_dir(cwd.path())
+            .output()
+            .unwrap()
+    };
+    let out = run();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("built the endgame database"), "{err}");
+    let dir = cwd.path().join("data/db/h3-standard-owner-either");
+    for level in 0..=8 {
+        assert!(
+            dir.join(format!("level-{level:03}.kdb")).is_file(),
+            "level {level}"
+        );
+    }
+    assert!(!dir.join("level-009.kdb").exists());
+    let first = String::from_utf8_lossy(&out.stdout).into_owned();
+    // The second run finds the levels and builds nothing; the answer is the same.
+    let again = run();
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("built"));
+    assert_eq!(
+        first.lines().nth(1),
+        String::from_utf8_lossy(&again.stdout).lines().nth(1)
+    );
+    assert!(first.contains("value: +"), "{first}");
 }

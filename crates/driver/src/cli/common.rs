@@ -6,6 +6,8 @@ use kalah_solver::{parse_position, Capture, EndRule, Leftover, Position, Rules};
 use std::fmt;
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 /// Exit status for success.
 pub const EXIT_OK: i32 = 0;
@@ -153,4 +155,17 @@ pub fn spinner(visible: bool) -> ProgressBar {
     }
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
+}
+
+/// The flag raised by Ctrl-C, shared by every long operation of the process (the handler is
+/// installed on first use). Work that sees it stops soon, keeps what is finished, and the
+/// command exits with [`EXIT_INTERRUPTED`].
+pub fn cancel_flag() -> &'static AtomicBool {
+    static FLAG: OnceLock<&'static AtomicBool> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+        // Without a handler Ctrl-C simply kills the process; finished work is on disk anyway.
+        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+        flag
+    })
 }

@@ -1,17 +1,16 @@
 //! `kalah db`: build, inspect and verify endgame databases.
 
 use super::common::{
-    default_db_dir, progress_bar, show_progress, spinner, CliError, CliResult, RuleArgs,
-    EXIT_INTERRUPTED,
+    cancel_flag, default_db_dir, progress_bar, show_progress, spinner, CliError, CliResult,
+    RuleArgs, EXIT_INTERRUPTED,
 };
 use clap::{Args, Subcommand};
 use indicatif::ProgressBar;
 use kalah_solver::db::{self, Database, DbError, Phase, Progress};
 use kalah_solver::{Board, Endgame, Rules};
 use serde_json::json;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// Arguments of `kalah db`.
@@ -113,15 +112,6 @@ fn dir_for(dir: &Option<PathBuf>, rules: &Rules) -> PathBuf {
     dir.clone().unwrap_or_else(|| default_db_dir(rules))
 }
 
-/// A cancellation flag raised by Ctrl-C.
-fn cancel_flag() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let f = flag.clone();
-    // Fails only if a handler is already set, in which case Ctrl-C keeps its default effect.
-    let _ = ctrlc::set_handler(move || f.store(true, Ordering::SeqCst));
-    flag
-}
-
 fn db_error(e: DbError) -> CliError {
     match e {
         DbError::Interrupted { .. } => CliError {
@@ -213,7 +203,7 @@ fn build(a: &BuildArgs) -> CliResult {
     let cancel = cancel_flag();
     let bars = Bars::new(show_progress(a.json), !a.json);
     let t = Instant::now();
-    let report = db::build(&dir, &rules, a.upto, &|p| bars.report(p), &cancel).map_err(db_error)?;
+    let report = db::build(&dir, &rules, a.upto, &|p| bars.report(p), cancel).map_err(db_error)?;
     let wall = t.elapsed().as_secs_f64();
     let positions: u64 = (0..=a.upto).map(|l| db::level_size(rules.houses, l)).sum();
     let bytes: u64 = (0..=a.upto)
@@ -256,6 +246,25 @@ fn build(a: &BuildArgs) -> CliResult {
             report.solve_seconds,
             report.positions_built as f64 / report.solve_seconds.max(1e-9) / 1e6,
             wall
+        );
+    }
+    Ok(())
+}
+
+/// Makes sure `dir` holds levels `0..=upto` for `rules`, building what is missing with the same
+/// progress display as `kalah db build` (a line on stderr when something was built).
+pub fn ensure_levels(dir: &Path, rules: &Rules, upto: u32, json: bool) -> CliResult {
+    let rules = rules.play_rules();
+    let bars = Bars::new(show_progress(json), false);
+    let t = Instant::now();
+    let report =
+        db::build(dir, &rules, upto, &|p| bars.report(p), cancel_flag()).map_err(db_error)?;
+    if !report.built.is_empty() && !json {
+        eprintln!(
+            "built the endgame database {} (levels {:?}) in {:.1} s",
+            dir.display(),
+            report.built,
+            t.elapsed().as_secs_f64()
         );
     }
     Ok(())
@@ -375,8 +384,7 @@ fn verify(a: &VerifyArgs) -> CliResult {
     let cancel = cancel_flag();
     let bars = Bars::new(show_progress(a.json), false);
     let t = Instant::now();
-    let report =
-        db::verify(&dir, &rules, a.full, &|p| bars.report(p), &cancel).map_err(db_error)?;
+    let report = db::verify(&dir, &rules, a.full, &|p| bars.report(p), cancel).map_err(db_error)?;
     let wall = t.elapsed().as_secs_f64();
     if a.json {
         let levels: Vec<_> = report

@@ -1,12 +1,18 @@
 //! `kalah query`: the value of a position and of each of its moves.
 
-use super::common::{default_db_dir, read_position, CliError, CliResult, RuleArgs, EXIT_USAGE};
+use super::common::{
+    cancel_flag, default_db_dir, read_position, show_progress, spinner, CliError, CliResult,
+    RuleArgs, EXIT_USAGE,
+};
+use super::solve::{progress_message, search_error};
 use clap::Args;
+use kalah_driver::{Goal, Search, SearchConfig};
 use kalah_solver::db::Database;
-use kalah_solver::{Board, Endgame, Exhaustive, Position, Rules};
+use kalah_solver::{Board, Endgame, Position, Rules};
 use serde_json::{json, Value};
 use std::io::BufRead;
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// Arguments of `kalah query`.
@@ -23,6 +29,58 @@ pub struct QueryArgs {
     /// The endgame database directory (default `data/db/<rules>`, used when it exists).
     #[arg(long)]
     pub db: Option<PathBuf>,
+    /// Transposition table size in MiB, for positions larger than the database.
+    #[arg(long, default_value_t = 256)]
+    pub tt_mb: usize,
+}
+
+/// Where values come from: the database for positions that fit in it, the search (over the
+/// database) for larger ones. The search and its table are made on first use and kept for
+/// every later position.
+pub struct Solver {
+    rules: Rules,
+    db: Option<Arc<Database>>,
+    tt_mb: usize,
+    json: bool,
+    search: OnceLock<Search>,
+}
+
+impl Solver {
+    /// A solver for `rules` over an optional database.
+    pub fn new(rules: Rules, db: Option<Database>, tt_mb: usize, json: bool) -> Solver {
+        Solver {
+            rules,
+            db: db.map(Arc::new),
+            tt_mb,
+            json,
+            search: OnceLock::new(),
+        }
+    }
+
+    /// The search, made on first use over the database decompressed into memory (a search
+    /// probes at random, which block reads serve badly).
+    fn search(&self) -> CliResult<&Search> {
+        if let Some(search) = self.search.get() {
+            return Ok(search);
+        }
+        let endgame = match &self.db {
+            Some(db) => {
+                let mut loaded = Database::open(db.dir(), &self.rules)?;
+                loaded.load_into_memory()?;
+                Some(Arc::new(loaded) as Arc<dyn Endgame>)
+            }
+            None => None,
+        };
+        let search = Search::new(
+            self.rules,
+            SearchConfig {
+                tt_mb: self.tt_mb,
+                endgame,
+                ..SearchConfig::default()
+            },
+        );
+        Ok(self.search.get_or_init(|| search))
+    }
 }
 
 /// Opens the database named by `--db`, or the default one for the rules when it exists.
@@ -51,7 +109,9 @@ pub struct Answer {
 }
 
 /// Computes the value of a board and of each of its moves.
-pub fn analyse(rules: &Rules, board: &Board, db: Option<&Database>) -> CliResult<Answer> {
+pub fn analyse(solver: &Solver, board: &Board) -> CliResult<Answer> {
+    let rules = &solver.rules;
+    let db = solver.db.as_deref();
     if let Some(v) = board.final_value(rules) {
         return Ok(Answer {
             value: v,
@@ -84,16 +144,21 @@ pub fn analyse(rules: &Rules, board: &Board, db: Option<&Database>) -> CliResult
             source: "database",
         });
     }
-    let mut engine = Exhaustive::new(rules.play_rules());
-    let moves: Vec<(usize, i32)> = board
-        .legal_houses()
-        .map(|h| (h, engine.move_value(board, h)))
-        .collect();
-    let value = moves.iter().map(|m| m.1).max().unwrap_or(0);
+    // Larger than the database: the proving search, over the database.
+    let bar = spinner(show_progress(solver.json));
+    let analysis = solver.search()?.analyse(
+        board,
+        true,
+        Goal::Exact,
+        &|p| bar.set_message(progress_message(p)),
+        cancel_flag(),
+    );
+    bar.finish_and_clear();
+    let analysis = analysis.map_err(search_error)?;
     Ok(Answer {
-        value,
-        moves,
-        source: "exhaustive",
+        value: analysis.value,
+        moves: analysis.moves,
+        source: "search",
     })
 }
 
@@ -141,22 +206,22 @@ fn print_text(pos: &Position, answer: &Answer) {
     }
 }
 
-fn one(rules: &Rules, text: &str, db: Option<&Database>) -> CliResult<Value> {
-    let pos = read_position(text, rules)?;
+fn one(solver: &Solver, text: &str) -> CliResult<Value> {
+    let pos = read_position(text, &solver.rules)?;
     let start = Instant::now();
-    let answer = analyse(rules, &pos.board(), db)?;
+    let answer = analyse(solver, &pos.board())?;
     Ok(to_json(&pos, &answer, start.elapsed().as_secs_f64()))
 }
 
 /// `kalah query`.
 pub fn run(args: &QueryArgs) -> CliResult {
     let rules = args.rules.rules()?;
-    let db = open_db(&args.db, &rules)?;
-    let db = db.as_ref();
+    let json = args.json || args.position.is_none();
+    let solver = Solver::new(rules, open_db(&args.db, &rules)?, args.tt_mb, json);
     if let Some(text) = &args.position {
         let pos = read_position(text, &rules)?;
         let start = Instant::now();
-        let answer = analyse(&rules, &pos.board(), db)?;
+        let answer = analyse(&solver, &pos.board())?;
         if args.json {
             println!("{}", to_json(&pos, &answer, start.elapsed().as_secs_f64()));
         } else {
@@ -172,7 +237,7 @@ pub fn run(args: &QueryArgs) -> CliResult {
         if text.is_empty() || text.starts_with('#') {
             continue;
         }
-        match one(&rules, text, db) {
+        match one(&solver, text) {
             Ok(v) => println!("{v}"),
             Err(e) if e.code == EXIT_USAGE => {
                 bad += 1;

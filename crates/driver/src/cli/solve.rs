@@ -1,7 +1,8 @@
 //! `kalah solve`: prove the value of the start position.
 
 use super::common::{
-    default_db_dir, show_progress, spinner, CliError, CliResult, RuleArgs, EXIT_INTERRUPTED,
+    cancel_flag, default_db_dir, show_progress, spinner, CliError, CliResult, RuleArgs,
+    EXIT_INTERRUPTED,
 };
 use clap::{Args, ValueEnum};
 use indicatif::ProgressBar;
@@ -10,8 +11,7 @@ use kalah_solver::db::Database;
 use kalah_solver::{Board, Endgame, Position, Rules};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What `solve` proves.
@@ -37,6 +37,10 @@ pub struct SolveArgs {
     /// (default `data/db/<rules>`, used when it exists; build it with `kalah db build`).
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
+    /// Without --db: first make sure the default database `data/db/<rules>` holds every level up
+    /// to N seeds, building what is missing (0: use whatever is there, build nothing).
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub build_upto: u32,
     /// Read the database block by block as probes need it instead of decompressing it into
     /// memory first (slower searches, less memory).
     #[arg(long)]
@@ -101,17 +105,6 @@ pub fn open_endgame(
         db.load_into_memory()?;
     }
     Ok(Some(Arc::new(db)))
-}
-
-/// The flag set by Ctrl-C (the handler is installed on first use).
-pub fn cancel_flag() -> &'static AtomicBool {
-    static FLAG: OnceLock<&'static AtomicBool> = OnceLock::new();
-    FLAG.get_or_init(|| {
-        let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
-        // Without a handler Ctrl-C simply kills the process; the search still works.
-        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
-        flag
-    })
 }
 
 /// A progress line for a spinner.
@@ -249,6 +242,9 @@ fn pie_json(rules: &Rules, db: u32, p: &Pie) -> Value {
 /// Runs `kalah solve`.
 pub fn run(args: &SolveArgs) -> CliResult {
     let rules = args.rules.rules()?;
+    if args.db.is_none() && args.build_upto > 0 {
+        super::db::ensure_levels(&default_db_dir(&rules), &rules, args.build_upto, args.json)?;
+    }
     let endgame = open_endgame(args.db.as_deref(), &rules, args.db_lazy)?;
     let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
     let search = Search::new(rules, config(args, endgame));

@@ -1,7 +1,8 @@
 //! `kalah verify`: recompute the published results listed in `data/known-results.toml`.
 
+use super::common::cancel_flag;
 use super::common::{default_db_dir, progress_bar, show_progress, CliError, CliResult, RuleArgs};
-use super::solve::{cancel_flag, open_endgame, progress_message, search_error};
+use super::solve::{open_endgame, progress_message, search_error};
 use clap::{Args, ValueEnum};
 use kalah_driver::{Goal, Progress, Search, SearchConfig};
 use kalah_solver::{Board, Rules};
