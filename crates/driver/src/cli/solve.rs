@@ -77,6 +77,10 @@ pub struct SolveArgs {
     /// Seconds between checkpoint saves.
     #[arg(long, default_value_t = 300, value_name = "SECS")]
     pub checkpoint_every: u64,
+    /// Also print a progress line to stderr every SECS seconds, even when stderr is not a
+    /// terminal or with --json (for logs of long runs).
+    #[arg(long, value_name = "SECS")]
+    pub log_every: Option<u64>,
     /// Stop after this many nodes, as if interrupted (saving the checkpoint).
     #[arg(long, value_name = "N")]
     pub node_limit: Option<u64>,
@@ -252,9 +256,17 @@ pub fn run(args: &SolveArgs) -> CliResult {
     let visible = show_progress(args.json);
     let bar = spinner(visible);
     let last = std::sync::Mutex::new(None::<Progress>);
+    let logged = std::sync::Mutex::new(0.0f64);
     let report = |p: &Progress| {
         bar.set_message(progress_message(p));
         *last.lock().unwrap() = Some(p.clone());
+        if let Some(every) = args.log_every {
+            let mut at = logged.lock().unwrap();
+            if p.seconds >= *at + every as f64 {
+                *at = p.seconds;
+                bar.suspend(|| eprintln!("[{:.0} s] {}", p.seconds, progress_message(p)));
+            }
+        }
     };
     let cancel = cancel_flag();
     if args.pie {

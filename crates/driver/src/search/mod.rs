@@ -140,6 +140,12 @@ pub enum SearchError {
         nodes: u64,
         /// The checkpoint written, if any.
         checkpoint: Option<PathBuf>,
+        /// What was being proven when the search stopped (see [`Progress::stage`]).
+        stage: String,
+        /// The bounds proven for it by then.
+        lower: i32,
+        /// The upper bound.
+        upper: i32,
     },
     /// The database could not answer.
     Db(DbError),
@@ -150,8 +156,17 @@ pub enum SearchError {
 impl fmt::Display for SearchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SearchError::Interrupted { nodes, checkpoint } => {
-                write!(f, "search interrupted after {nodes} nodes")?;
+            SearchError::Interrupted {
+                nodes,
+                checkpoint,
+                stage,
+                lower,
+                upper,
+            } => {
+                write!(
+                    f,
+                    "search interrupted after {nodes} nodes ({stage}: proven within [{lower:+}, {upper:+}])"
+                )?;
                 if let Some(p) = checkpoint {
                     write!(f, "; progress saved in {}", p.display())?;
                 }
@@ -368,6 +383,9 @@ impl Search {
             None => Err(SearchError::Interrupted {
                 nodes,
                 checkpoint: saved,
+                stage: sh.stage.lock().unwrap().clone(),
+                lower: sh.lower.load(Relaxed),
+                upper: sh.upper.load(Relaxed),
             }),
         }
     }
@@ -446,10 +464,14 @@ impl Search {
         if let Some(e) = sh.db_error.lock().unwrap().take() {
             return Err(SearchError::Db(e));
         }
-        r.map(|v| (v, nodes)).ok_or(SearchError::Interrupted {
-            nodes,
-            checkpoint: None,
-        })
+        r.map(|v| (v, nodes))
+            .ok_or_else(|| SearchError::Interrupted {
+                nodes,
+                checkpoint: None,
+                stage: sh.stage.lock().unwrap().clone(),
+                lower: sh.lower.load(Relaxed),
+                upper: sh.upper.load(Relaxed),
+            })
     }
 
     fn progress(&self, start: Instant) -> Progress {
