@@ -169,3 +169,13 @@ pub fn cancel_flag() -> &'static AtomicBool {
         flag
     })
 }
+
+/// The 1-based houses of the moves (0-based house, value) whose value is `value`: the best
+/// moves when `value` is the position's value.
+pub fn best_houses(moves: &[(usize, i32)], value: i32) -> Vec<usize> {
+    moves
+        .iter()
+        .filter(|m| m.1 == value)
+        .map(|m| m.0 + 1)
+        .collect()
+}

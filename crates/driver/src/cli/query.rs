@@ -1,8 +1,8 @@
 //! `kalah query`: the value of a position and of each of its moves.
 
 use super::common::{
-    cancel_flag, default_db_dir, read_position, show_progress, spinner, CliError, CliResult,
-    RuleArgs, EXIT_USAGE,
+    best_houses, cancel_flag, default_db_dir, read_position, show_progress, spinner, CliError,
+    CliResult, RuleArgs, EXIT_USAGE,
 };
 use super::solve::{progress_message, search_error};
 use clap::Args;
@@ -163,12 +163,7 @@ pub fn analyse(solver: &Solver, board: &Board) -> CliResult<Answer> {
 }
 
 fn to_json(pos: &Position, answer: &Answer, seconds: f64) -> Value {
-    let best: Vec<usize> = answer
-        .moves
-        .iter()
-        .filter(|m| m.1 == answer.value)
-        .map(|m| m.0 + 1)
-        .collect();
+    let best = best_houses(&answer.moves, answer.value);
     json!({
         "position": pos.full(),
         "to_move": pos.to_move().name(),

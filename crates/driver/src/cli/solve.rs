@@ -1,8 +1,8 @@
 //! `kalah solve`: prove the value of the start position.
 
 use super::common::{
-    cancel_flag, default_db_dir, show_progress, spinner, CliError, CliResult, RuleArgs,
-    EXIT_INTERRUPTED,
+    best_houses, cancel_flag, default_db_dir, show_progress, spinner, CliError, CliResult,
+    RuleArgs, EXIT_INTERRUPTED,
 };
 use clap::{Args, ValueEnum};
 use indicatif::ProgressBar;
@@ -186,12 +186,7 @@ fn result_verb(margin: i32) -> &'static str {
 
 fn analysis_json(rules: &Rules, db: u32, goal: GoalArg, a: &Analysis) -> Value {
     let pos = Position::start(rules);
-    let best: Vec<usize> = a
-        .moves
-        .iter()
-        .filter(|m| m.1 == a.value)
-        .map(|m| m.0 + 1)
-        .collect();
+    let best = best_houses(&a.moves, a.value);
     json!({
         "rules": rules_json(rules),
         "goal": match goal { GoalArg::Exact => "exact", GoalArg::Sign => "sign" },
