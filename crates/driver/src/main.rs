@@ -6,11 +6,18 @@ use clap::{Parser, Subcommand};
 use cli::common::{CliError, EXIT_OK};
 
 /// Strongly solving Kalah: rules, endgame databases and proofs of game values.
-///
-/// Exit status: 0 success, 1 the work failed (I/O, corrupt database, disagreement),
-/// 2 bad input (flags or position), 130 interrupted (finished work is kept).
 #[derive(Parser, Debug)]
-#[command(name = "kalah", version, about, long_about = None)]
+#[command(
+    name = "kalah",
+    version,
+    about = "Strongly solving Kalah: rules, endgame databases and proofs of game values",
+    after_help = "Positions: short form \"3 3 3 3 3 3 / 3 3 3 3 3 3\" (side to move first) or \
+                  full form \"N: 0 5 5 5 5 4 [0] / 4 4 4 4 4 4 [0]\" (South first, stores in \
+                  brackets, S or N to move).\n\
+                  Exit status: 0 success, 1 the work failed (I/O, corrupt database, \
+                  disagreement), 2 bad input (flags or position), 130 interrupted (finished \
+                  work is kept)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
