@@ -10,6 +10,7 @@
 
 use super::format::{self, Header};
 use super::rank::{Ranker, Walker};
+use super::sow::{self, Sower};
 use super::DbError;
 use crate::board::Board;
 use crate::rules::{Rules, MAX_HOUSES};
@@ -42,6 +43,7 @@ pub(crate) struct Move {
 pub(crate) struct LevelSolver<'a> {
     pub rules: Rules,
     pub ranker: &'a Ranker,
+    pub sower: Sower,
     pub s: u32,
     /// `lower[l]`: every value of level `l`, for `l < s`.
     pub lower: &'a [Vec<i8>],
@@ -55,19 +57,19 @@ impl LevelSolver<'_> {
     #[inline]
     fn plan(&self, board: &Board, moves: &mut [Move; MAX_HOUSES]) -> usize {
         let m = board.houses();
+        let cells = sow::pack(board.raw());
         let mut count = 0;
         for h in 0..m {
             if board.raw()[h] == 0 {
                 continue;
             }
-            let sw = board.sow(&self.rules, h);
-            let next = sw.next();
+            let sw = self.sower.sow(cells, h);
             let l = self.s - sw.gain;
             moves[count] = Move {
                 gain: sw.gain as i32,
-                extra: sw.extra_turn,
+                extra: sw.extra,
                 level: l,
-                index: self.ranker.index(next.raw(), l) as usize,
+                index: self.ranker.index_packed(sw.next, l) as usize,
             };
             count += 1;
         }
@@ -163,8 +165,8 @@ impl LevelSolver<'_> {
     #[cold]
     fn same_level(&self, board: &Board, k: usize, idx: usize) -> i8 {
         let h = board.legal_houses().nth(k).expect("k-th legal move exists");
-        let next = board.sow(&self.rules, h).next();
-        let v = self.compute(&next);
+        let next = self.sower.sow(sow::pack(board.raw()), h).next;
+        let v = self.compute(&Board::from_raw(board.houses(), sow::unpack(next)));
         self.cur[idx].store(v, Relaxed);
         v
     }
@@ -189,6 +191,7 @@ pub(crate) fn solve_level(
     let solver = LevelSolver {
         rules: rules.play_rules(),
         ranker,
+        sower: Sower::new(rules),
         s,
         lower,
         cur: &cur,
@@ -251,6 +254,7 @@ pub(crate) fn recheck_level(
     let solver = LevelSolver {
         rules: rules.play_rules(),
         ranker,
+        sower: Sower::new(rules),
         s,
         lower,
         cur: &cur,

@@ -33,6 +33,7 @@ mod build;
 mod format;
 mod rank;
 mod reader;
+mod sow;
 
 use crate::board::Board;
 use crate::endgame::Endgame;
