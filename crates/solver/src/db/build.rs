@@ -4,12 +4,14 @@
 //! the other player) has a strictly lower potential (seeds times distance to their owner's
 //! store), so a level has no cycles. The builder walks the level in index order on every core;
 //! a same-level child whose value is not known yet is computed on the spot (memoised recursion
-//! into the same level, depth bounded by the potential). Values live in an array of `AtomicI8`
+//! into the same level, depth bounded by the potential; the unknown children of a batch are
+//! computed as a batch themselves, so that their loads overlap). Values live in an array of `AtomicI8`
 //! with an "unknown" sentinel; two threads that race on one board compute the same value, so the
 //! race is benign.
 
 use super::format::{self, Header};
 use super::rank::{Ranker, Walker};
+use super::sow::{self, Sower};
 use super::DbError;
 use crate::board::Board;
 use crate::rules::{Rules, MAX_HOUSES};
@@ -33,15 +35,22 @@ pub(crate) const BATCH: usize = 16;
 pub(crate) struct Move {
     gain: i32,
     extra: bool,
+    /// The house sown.
+    house: u8,
     level: u32,
     index: usize,
 }
+
+/// How deep unknown same-level children are computed in batches (each level of it holds a few
+/// KiB of stack); below that, one board at a time.
+const BATCH_DEPTH: u32 = 24;
 
 /// Computes values of boards of level `s` from the values of lower levels and of the level
 /// itself.
 pub(crate) struct LevelSolver<'a> {
     pub rules: Rules,
     pub ranker: &'a Ranker,
+    pub sower: Sower,
     pub s: u32,
     /// `lower[l]`: every value of level `l`, for `l < s`.
     pub lower: &'a [Vec<i8>],
@@ -55,19 +64,20 @@ impl LevelSolver<'_> {
     #[inline]
     fn plan(&self, board: &Board, moves: &mut [Move; MAX_HOUSES]) -> usize {
         let m = board.houses();
+        let cells = sow::pack(board.raw());
         let mut count = 0;
         for h in 0..m {
             if board.raw()[h] == 0 {
                 continue;
             }
-            let sw = board.sow(&self.rules, h);
-            let next = sw.next();
+            let sw = self.sower.sow(cells, h);
             let l = self.s - sw.gain;
             moves[count] = Move {
                 gain: sw.gain as i32,
-                extra: sw.extra_turn,
+                extra: sw.extra,
+                house: h as u8,
                 level: l,
-                index: self.ranker.index(next.raw(), l) as usize,
+                index: self.ranker.index_packed(sw.next, l) as usize,
             };
             count += 1;
         }
@@ -135,6 +145,13 @@ impl LevelSolver<'_> {
     /// The values of up to [`BATCH`] boards from their children, loaded together.
     #[inline]
     pub(crate) fn values_batch(&self, boards: &[(Board, usize)], out: &mut [i8; BATCH]) {
+        self.values_batch_at(boards, out, 0);
+    }
+
+    /// [`LevelSolver::values_batch`] at recursion depth `depth`: the same-level children whose
+    /// values are not known yet are gathered and computed (and stored) in batches themselves,
+    /// so that their loads overlap too, before the boards are finished.
+    fn values_batch_at(&self, boards: &[(Board, usize)], out: &mut [i8; BATCH], depth: u32) {
         let mut moves = [[Move::default(); MAX_HOUSES]; BATCH];
         let mut counts = [0usize; BATCH];
         let mut values = [[0i8; MAX_HOUSES]; BATCH];
@@ -150,6 +167,28 @@ impl LevelSolver<'_> {
                 values[i][k] = self.load(&moves[i][k]);
             }
         }
+        if depth < BATCH_DEPTH {
+            let m = self.ranker.houses();
+            let mut pending = [(Board::empty(m), 0usize); BATCH];
+            let mut slots = [(0usize, 0usize); BATCH];
+            let mut len = 0;
+            for (i, (b, _)) in boards.iter().enumerate() {
+                for k in 0..counts[i] {
+                    let mv = &moves[i][k];
+                    if values[i][k] == UNKNOWN && mv.level == self.s {
+                        let next = self.sower.sow(sow::pack(b.raw()), mv.house as usize).next;
+                        pending[len] = (Board::from_raw(m, sow::unpack(next)), mv.index);
+                        slots[len] = (i, k);
+                        len += 1;
+                        if len == BATCH {
+                            self.settle(&pending, &slots, &mut values, depth);
+                            len = 0;
+                        }
+                    }
+                }
+            }
+            self.settle(&pending[..len], &slots[..len], &mut values, depth);
+        }
         for (i, (b, _)) in boards.iter().enumerate() {
             out[i] = match finals[i] {
                 Some(v) => v,
@@ -158,13 +197,33 @@ impl LevelSolver<'_> {
         }
     }
 
+    /// Computes and stores the same-level boards `pending`, children of a batch, and puts their
+    /// values in the batch's `values` at `slots`.
+    fn settle(
+        &self,
+        pending: &[(Board, usize)],
+        slots: &[(usize, usize)],
+        values: &mut [[i8; MAX_HOUSES]; BATCH],
+        depth: u32,
+    ) {
+        if pending.is_empty() {
+            return;
+        }
+        let mut out = [0i8; BATCH];
+        self.values_batch_at(pending, &mut out, depth + 1);
+        for ((&(_, idx), &(i, k)), &v) in pending.iter().zip(slots).zip(&out) {
+            self.cur[idx].store(v, Relaxed);
+            values[i][k] = v;
+        }
+    }
+
     /// The value of the `k`-th legal move's child of `board`, in the same level at `idx`,
     /// computed and stored.
     #[cold]
     fn same_level(&self, board: &Board, k: usize, idx: usize) -> i8 {
         let h = board.legal_houses().nth(k).expect("k-th legal move exists");
-        let next = board.sow(&self.rules, h).next();
-        let v = self.compute(&next);
+        let next = self.sower.sow(sow::pack(board.raw()), h).next;
+        let v = self.compute(&Board::from_raw(board.houses(), sow::unpack(next)));
         self.cur[idx].store(v, Relaxed);
         v
     }
@@ -189,6 +248,7 @@ pub(crate) fn solve_level(
     let solver = LevelSolver {
         rules: rules.play_rules(),
         ranker,
+        sower: Sower::new(rules),
         s,
         lower,
         cur: &cur,
@@ -251,6 +311,7 @@ pub(crate) fn recheck_level(
     let solver = LevelSolver {
         rules: rules.play_rules(),
         ranker,
+        sower: Sower::new(rules),
         s,
         lower,
         cur: &cur,

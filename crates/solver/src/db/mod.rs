@@ -33,6 +33,7 @@ mod build;
 mod format;
 mod rank;
 mod reader;
+mod sow;
 
 use crate::board::Board;
 use crate::endgame::Endgame;
@@ -730,8 +731,8 @@ impl fmt::Debug for Database {
 
 impl Database {
     /// Opens the levels `0, 1, 2, ...` present in `dir`, up to the first one missing, checking
-    /// each header and block table (cheap; block checksums are checked as blocks are read, and
-    /// all at once by [`verify`]). A level file that is corrupt or built for other rules is an
+    /// each header (cheap: a level's block table is checked on its first probe, block
+    /// checksums as blocks are read, and everything at once by [`verify`]). A level file that is corrupt or built for other rules is an
     /// error, as is a directory without level 0.
     pub fn open(dir: &Path, rules: &Rules) -> Result<Database, DbError> {
         let rules = rules.play_rules();

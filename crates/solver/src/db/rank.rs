@@ -30,6 +30,8 @@ pub(crate) struct Ranker {
     m: usize,
     /// `n[p][r]`: compositions of `r` seeds into `p` houses (saturating at `u64::MAX`).
     n: Vec<[u64; R]>,
+    /// `below[p][r] = N(p, r - 1)`, zero for `r = 0` (for [`Ranker::index_packed`]).
+    below: Vec<[u64; R]>,
 }
 
 fn binom(n: u64, k: u64) -> u128 {
@@ -60,7 +62,15 @@ impl Ranker {
                 };
             }
         }
-        Ranker { m, n }
+        let below = n
+            .iter()
+            .map(|row| {
+                let mut b = [0u64; R];
+                b[1..].copy_from_slice(&row[..R - 1]);
+                b
+            })
+            .collect();
+        Ranker { m, n, below }
     }
 
     /// Houses per side.
@@ -97,6 +107,32 @@ impl Ranker {
             let row = &self.n[q & (P - 1)];
             acc += row[r & (R - 1)] - row[(r - c) & (R - 1)];
             r -= c;
+        }
+        acc
+    }
+
+    /// [`Ranker::index`] of a board packed into a `u128` (house `i` in byte `i`; see
+    /// `sow::pack`), computed without a chain of dependent steps: with `P_i = c_0 + .. + c_i`
+    /// and Pascal's rule `N(q, r) - N(q + 1, r) = -N(q + 1, r - 1)`, the sum telescopes into
+    ///
+    /// ```text
+    /// index = N(2m, s) - 1 - sum over 1 <= i < 2m of N(2m - i + 1, s - P_{i-1} - 1)
+    /// ```
+    ///
+    /// whose terms are independent table loads. The prefix sums come from one multiplication
+    /// (every byte stays below 128, so no carry crosses bytes).
+    #[inline]
+    pub(crate) fn index_packed(&self, cells: u128, s: u32) -> u64 {
+        let p = 2 * self.m;
+        let ones = u128::from_le_bytes([1; 16]);
+        let prefix = cells.wrapping_mul(ones).to_le_bytes();
+        let s = s as usize;
+        let mut acc = self.n[p & (P - 1)][s & (R - 1)].wrapping_sub(1);
+        for i in 1..p {
+            let q = p - i + 1;
+            // Masks are no-ops for valid boards and spare the bounds checks.
+            let y = s.wrapping_sub(prefix[(i - 1) & 15] as usize);
+            acc = acc.wrapping_sub(self.below[q & (P - 1)][y & (R - 1)]);
         }
         acc
     }
@@ -196,6 +232,8 @@ mod tests {
                     let cells = &w.cells[..2 * m];
                     assert_eq!(cells.iter().map(|&x| x as u32).sum::<u32>(), s);
                     assert_eq!(r.index(cells, s), i, "m={m} s={s} {cells:?}");
+                    let packed = crate::db::sow::pack(&w.cells);
+                    assert_eq!(r.index_packed(packed, s), i, "m={m} s={s} {cells:?}");
                     let mut back = [0u8; 2 * MAX_HOUSES];
                     r.unrank(i, s, &mut back);
                     assert_eq!(&back[..2 * m], cells);
@@ -218,6 +256,7 @@ mod tests {
             for i in [0, 1, size / 3, size / 2, size - 2, size - 1] {
                 r.unrank(i, s, &mut cells);
                 assert_eq!(r.index(&cells[..12], s), i);
+                assert_eq!(r.index_packed(crate::db::sow::pack(&cells), s), i);
             }
         }
     }

@@ -1,4 +1,5 @@
-//! One level file opened for reading: a memory map, its checked header and block table.
+//! One level file opened for reading: a memory map, its checked header, and its block table
+//! (checked on first use).
 
 use super::format::{self, Header};
 use super::DbError;
@@ -7,6 +8,7 @@ use memmap2::Mmap;
 use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// A read-only memory map of a file.
 ///
@@ -33,12 +35,43 @@ impl MappedFile {
         // `&[u8]`. The database never writes to a published level file: builds write
         // `<name>.tmp` and rename it over, which makes a new inode and leaves existing maps
         // untouched. Users are told not to edit level files in place while a reader runs.
-        // Even then, every byte is checked before use (header and table checksums at open,
-        // the block checksum before each decompression, bounds on every offset), so changed
-        // bytes give an error rather than a wrong value; no pointer arithmetic depends on them
-        // beyond checked slicing.
+        // Even then, every byte is checked before use (the header checksum at open, the table
+        // checksum on first use, the block checksum before each decompression, bounds on every
+        // offset), so changed bytes give an error rather than a wrong value; no pointer
+        // arithmetic depends on them beyond checked slicing.
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        // Probes touch one small block here and there: without this, each page fault reads
+        // ahead as much as the device's read-ahead (8 MiB on some virtual disks), which made a
+        // cold open (one fault per header) and a cold probe take milliseconds per level.
+        // Advice only; failure changes nothing but speed.
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Random);
         Ok(MappedFile::Map(map))
+    }
+
+    /// Tells the kernel that bytes `start..end` are needed soon (one read instead of a fault per
+    /// page).
+    fn will_need(&self, start: u64, end: u64) {
+        #[cfg(unix)]
+        if let MappedFile::Map(m) = self {
+            if start < end && end <= m.len() as u64 {
+                let _ = m.advise_range(
+                    memmap2::Advice::WillNeed,
+                    start as usize,
+                    (end - start) as usize,
+                );
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = (start, end);
+    }
+
+    /// Tells the kernel the whole file is about to be read in order (read-ahead back on).
+    fn will_read_all(&self) {
+        #[cfg(unix)]
+        if let MappedFile::Map(m) = self {
+            let _ = m.advise(memmap2::Advice::Sequential);
+        }
     }
 }
 
@@ -52,18 +85,20 @@ impl Deref for MappedFile {
     }
 }
 
-/// A level file whose header and block table have been checked.
+/// A level file whose header has been checked; its block table is read and checked on first
+/// use (a cold open of a large database would otherwise page in every table).
 pub(crate) struct LevelFile {
     path: PathBuf,
     map: MappedFile,
     header: Header,
-    table: Vec<(u64, u64)>,
+    /// The decoded block table, or what is wrong with it, once a block has been asked for.
+    table: OnceLock<Result<Vec<(u64, u64)>, String>>,
 }
 
 impl LevelFile {
-    /// Opens level `level` at `path` for `rules` with `positions` positions: checks the header,
-    /// that it belongs to these rules and level, and the block table's checksum. Block contents
-    /// are checked when read.
+    /// Opens level `level` at `path` for `rules` with `positions` positions: checks the header
+    /// and that it belongs to these rules and level. The block table (its checksum and
+    /// offsets) is checked on the first block read, block contents as they are read.
     pub(crate) fn open(
         path: &Path,
         rules: &Rules,
@@ -73,12 +108,11 @@ impl LevelFile {
         let map = MappedFile::open(path)?;
         let header = Header::decode(path, &map)?;
         header.expect(path, rules, level, positions)?;
-        let table = format::decode_table(path, &header, &map)?;
         Ok(LevelFile {
             path: path.to_path_buf(),
             map,
             header,
-            table,
+            table: OnceLock::new(),
         })
     }
 
@@ -100,14 +134,36 @@ impl LevelFile {
         self.header.block_count
     }
 
+    /// The block table, decoded and checked on first use. A bad table stays an error (naming
+    /// the file) for every later use.
+    pub(crate) fn table(&self) -> Result<&[(u64, u64)], DbError> {
+        self.table
+            .get_or_init(|| {
+                self.map
+                    .will_need(self.header.table_offset, self.header.data_offset);
+                format::decode_table(&self.path, &self.header, &self.map).map_err(|e| match e {
+                    DbError::Corrupt { what, .. } => what,
+                    other => other.to_string(),
+                })
+            })
+            .as_deref()
+            .map_err(|what| DbError::Corrupt {
+                path: self.path.clone(),
+                what: what.clone(),
+            })
+    }
+
     /// Checks and decompresses block `i` into `out`.
     pub(crate) fn read_block(&self, i: u64, out: &mut Vec<i8>) -> Result<(), DbError> {
-        format::decode_block(&self.path, &self.header, &self.table, &self.map, i, out)
+        let table = self.table()?;
+        format::decode_block(&self.path, &self.header, table, &self.map, i, out)
     }
 
     /// Decompresses the whole level (every block checked) into one vector.
     pub(crate) fn read_all(&self, out: &mut Vec<i8>) -> Result<(), DbError> {
         use rayon::prelude::*;
+        self.table()?;
+        self.map.will_read_all();
         let bs = self.header.block_size as usize;
         out.clear();
         out.resize(self.header.positions as usize, 0);
