@@ -10,6 +10,11 @@ use std::sync::atomic::Ordering::Relaxed;
 /// Nodes counted locally before the shared counter and the stop flags are looked at.
 const BATCH: u64 = 1024;
 
+/// Captures of at least this many seeds are tried before extra turns (6 measured best on 6x4,
+/// single thread, tables of 256 MiB: 5.7% fewer nodes with empty capture over a 20-seed
+/// database, 4.6% fewer with standard capture over an 18-seed one).
+const BIG_CAPTURE: i32 = 6;
+
 /// A child of a node, with what is known of its value before it is searched.
 #[derive(Clone, Copy)]
 struct Kid {
@@ -259,6 +264,8 @@ impl<'a> Worker<'a> {
             best_upper = best_upper.max(upper);
             let score = if h as u8 == tt_move {
                 1 << 20
+            } else if let Some(c) = s.captured.filter(|&c| c as i32 >= BIG_CAPTURE) {
+                (1 << 17) + c as i32
             } else if s.extra_turn {
                 (1 << 16) + h as i32
             } else if let Some(c) = s.captured {
