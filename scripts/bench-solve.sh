@@ -15,6 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=${1:-data/db}
+command -v jq >/dev/null || { echo "bench-solve.sh needs jq (apt-get install jq)" >&2; exit 1; }
 cargo build --release --quiet
 kalah=target/release/kalah
 printf '%-9s %5s %6s %6s %12s %9s %10s %8s\n' capture seeds value best nodes seconds Mnodes/s db
