@@ -5,7 +5,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kalah_solver::{parse_position, Capture, EndRule, Leftover, Position, Rules};
 use std::fmt;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
@@ -117,6 +117,15 @@ pub fn read_position(text: &str, rules: &Rules) -> CliResult<Position> {
 /// The default database directory for a rule set: `data/db/<slug>`.
 pub fn default_db_dir(rules: &Rules) -> PathBuf {
     PathBuf::from("data").join("db").join(rules.slug())
+}
+
+/// The database directory to use: the one given with `--db`, or else the default one for the
+/// rules when it exists.
+pub fn db_dir(given: Option<&Path>, rules: &Rules) -> Option<PathBuf> {
+    match given {
+        Some(dir) => Some(dir.to_path_buf()),
+        None => Some(default_db_dir(rules)).filter(|dir| dir.is_dir()),
+    }
 }
 
 /// Whether progress bars should be drawn: stderr is a terminal and the output is not JSON.

@@ -1,10 +1,10 @@
 //! `kalah query`: the value of a position and of each of its moves.
 
 use super::common::{
-    best_houses, cancel_flag, default_db_dir, read_position, show_progress, spinner, CliError,
-    CliResult, RuleArgs, EXIT_USAGE,
+    best_houses, cancel_flag, db_dir, read_position, show_progress, spinner, CliError, CliResult,
+    RuleArgs, EXIT_USAGE,
 };
-use super::solve::{progress_message, search_error};
+use super::solve::{open_endgame, progress_message, search_error};
 use clap::Args;
 use kalah_driver::{Goal, Search, SearchConfig};
 use kalah_solver::db::Database;
@@ -64,11 +64,7 @@ impl Solver {
             return Ok(search);
         }
         let endgame = match &self.db {
-            Some(db) => {
-                let mut loaded = Database::open(db.dir(), &self.rules)?;
-                loaded.load_into_memory()?;
-                Some(Arc::new(loaded) as Arc<dyn Endgame>)
-            }
+            Some(db) => open_endgame(Some(db.dir()), &self.rules, false)?,
             None => None,
         };
         let search = Search::new(
@@ -85,17 +81,10 @@ impl Solver {
 
 /// Opens the database named by `--db`, or the default one for the rules when it exists.
 pub fn open_db(db: &Option<PathBuf>, rules: &Rules) -> CliResult<Option<Database>> {
-    let dir = match db {
-        Some(dir) => dir.clone(),
-        None => {
-            let dir = default_db_dir(rules);
-            if !dir.is_dir() {
-                return Ok(None);
-            }
-            dir
-        }
-    };
-    Ok(Some(Database::open(&dir, rules)?))
+    match db_dir(db.as_deref(), rules) {
+        Some(dir) => Ok(Some(Database::open(&dir, rules)?)),
+        None => Ok(None),
+    }
 }
 
 /// The answer for one position.

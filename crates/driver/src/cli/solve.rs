@@ -1,7 +1,7 @@
 //! `kalah solve`: prove the value of the start position.
 
 use super::common::{
-    best_houses, cancel_flag, default_db_dir, show_progress, spinner, CliError, CliResult,
+    best_houses, cancel_flag, db_dir, default_db_dir, show_progress, spinner, CliError, CliResult,
     RuleArgs, EXIT_INTERRUPTED,
 };
 use clap::{Args, ValueEnum};
@@ -94,15 +94,8 @@ pub fn open_endgame(
     rules: &Rules,
     lazy: bool,
 ) -> CliResult<Option<Arc<dyn Endgame>>> {
-    let dir = match dir {
-        Some(d) => d.to_path_buf(),
-        None => {
-            let d = default_db_dir(rules);
-            if !d.is_dir() {
-                return Ok(None);
-            }
-            d
-        }
+    let Some(dir) = db_dir(dir, rules) else {
+        return Ok(None);
     };
     let mut db = Database::open(&dir, rules)?;
     if !lazy {
