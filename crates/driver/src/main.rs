@@ -51,6 +51,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
 }
 
 fn main() {
+    // Output piped into `head` and the like: end quietly when the reader goes away, as other
+    // command-line tools do, instead of panicking on a broken pipe.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let code = match run(cli) {
         Ok(()) => EXIT_OK,
