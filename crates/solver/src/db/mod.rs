@@ -260,6 +260,52 @@ pub enum Progress {
     },
 }
 
+/// The reports of one phase of one level: [`Progress::Start`] when begun, [`Progress::Advance`]
+/// as work is counted (from any thread), [`Progress::Finish`] when finished.
+struct PhaseReport<'a> {
+    progress: &'a (dyn Fn(&Progress) + Sync),
+    level: u32,
+    phase: Phase,
+    done: AtomicU64,
+}
+
+impl<'a> PhaseReport<'a> {
+    fn start(
+        progress: &'a (dyn Fn(&Progress) + Sync),
+        level: u32,
+        phase: Phase,
+        total: u64,
+    ) -> PhaseReport<'a> {
+        progress(&Progress::Start {
+            level,
+            phase,
+            total,
+        });
+        PhaseReport {
+            progress,
+            level,
+            phase,
+            done: AtomicU64::new(0),
+        }
+    }
+
+    fn advance(&self, k: u64) {
+        let done = self.done.fetch_add(k, Relaxed) + k;
+        (self.progress)(&Progress::Advance {
+            level: self.level,
+            phase: self.phase,
+            done,
+        });
+    }
+
+    fn finish(self) {
+        (self.progress)(&Progress::Finish {
+            level: self.level,
+            phase: self.phase,
+        });
+    }
+}
+
 /// Number of boards with `seeds` seeds in the houses and `houses` houses per side:
 /// `C(seeds + 2 houses - 1, 2 houses - 1)`.
 pub fn level_size(houses: usize, seeds: u32) -> u64 {
@@ -362,18 +408,12 @@ pub fn build(
         // Values are needed in memory if some later level has to be built.
         let needed_later = present[l as usize + 1..].iter().any(|p| p.is_none());
         if let Some(file) = present[l as usize].take() {
-            progress(&Progress::Start {
-                level: l,
-                phase: Phase::Load,
-                total: n,
-            });
+            let load = PhaseReport::start(progress, l, Phase::Load, n);
             let mut values = Vec::new();
-            match file.read_all(&mut values) {
+            let read = file.read_all(&mut values);
+            load.finish();
+            match read {
                 Ok(()) => {
-                    progress(&Progress::Finish {
-                        level: l,
-                        phase: Phase::Load,
-                    });
                     progress(&Progress::Skipped { level: l });
                     report.skipped.push(l);
                     if needed_later {
@@ -384,10 +424,6 @@ pub fn build(
                     continue;
                 }
                 Err(e) => {
-                    progress(&Progress::Finish {
-                        level: l,
-                        phase: Phase::Load,
-                    });
                     progress(&Progress::Invalid {
                         level: l,
                         problem: e.to_string(),
@@ -407,38 +443,15 @@ pub fn build(
                 f.read_all(v)?;
             }
         }
-        progress(&Progress::Start {
-            level: l,
-            phase: Phase::Solve,
-            total: n,
-        });
-        let done = AtomicU64::new(0);
-        let advance = |k: u64| {
-            let d = done.fetch_add(k, Relaxed) + k;
-            progress(&Progress::Advance {
-                level: l,
-                phase: Phase::Solve,
-                done: d,
-            });
-        };
+        let solve = PhaseReport::start(progress, l, Phase::Solve, n);
         let t = std::time::Instant::now();
-        let values = build::solve_level(&rules, &ranker, l, &lower, &advance, cancel)
+        let values = build::solve_level(&rules, &ranker, l, &lower, &|k| solve.advance(k), cancel)
             .ok_or_else(|| DbError::Interrupted { path: path.clone() })?;
         let seconds = t.elapsed().as_secs_f64();
-        progress(&Progress::Finish {
-            level: l,
-            phase: Phase::Solve,
-        });
-        progress(&Progress::Start {
-            level: l,
-            phase: Phase::Write,
-            total: n,
-        });
+        solve.finish();
+        let write = PhaseReport::start(progress, l, Phase::Write, n);
         let bytes = build::write_level(dir, &rules, l, &values)?;
-        progress(&Progress::Finish {
-            level: l,
-            phase: Phase::Write,
-        });
+        write.finish();
         progress(&Progress::Written {
             level: l,
             positions: n,
@@ -572,52 +585,29 @@ pub fn verify(
             recomputed: false,
             problems: Vec::new(),
         };
-        progress(&Progress::Start {
-            level: l,
-            phase: Phase::Checksum,
-            total: n,
-        });
+        let checksum = PhaseReport::start(progress, l, Phase::Checksum, n);
         let mut values = Vec::new();
         let res = LevelFile::open(&path, &rules, l, n).and_then(|f| f.read_all(&mut values));
-        progress(&Progress::Finish {
-            level: l,
-            phase: Phase::Checksum,
-        });
+        checksum.finish();
         if let Err(e) = res {
             check.problems.push(e.to_string());
             contiguous = false;
         }
         contiguous &= lower.len() == l as usize;
         if full && contiguous {
-            progress(&Progress::Start {
-                level: l,
-                phase: Phase::Recompute,
-                total: n,
-            });
-            let done = AtomicU64::new(0);
-            let advance = |k: u64| {
-                let d = done.fetch_add(k, Relaxed) + k;
-                progress(&Progress::Advance {
-                    level: l,
-                    phase: Phase::Recompute,
-                    done: d,
-                });
-            };
+            let recompute = PhaseReport::start(progress, l, Phase::Recompute, n);
             let (bad, examples) = build::recheck_level(
                 &rules,
                 &ranker,
                 l,
                 &lower,
                 values.clone(),
-                &advance,
+                &|k| recompute.advance(k),
                 cancel,
                 5,
             )
             .ok_or_else(|| DbError::Interrupted { path: path.clone() })?;
-            progress(&Progress::Finish {
-                level: l,
-                phase: Phase::Recompute,
-            });
+            recompute.finish();
             check.recomputed = true;
             if bad > 0 {
                 let mut cells = [0u8; 2 * crate::rules::MAX_HOUSES];
