@@ -12,7 +12,7 @@ use kalah_solver::{Board, Endgame, Position, Rules};
 use serde_json::{json, Value};
 use std::io::BufRead;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// Arguments of `kalah query`.
@@ -39,7 +39,7 @@ pub struct QueryArgs {
 /// every later position.
 pub struct Solver {
     rules: Rules,
-    db: Option<Arc<Database>>,
+    db: Option<Database>,
     tt_mb: usize,
     json: bool,
     search: OnceLock<Search>,
@@ -50,7 +50,7 @@ impl Solver {
     pub fn new(rules: Rules, db: Option<Database>, tt_mb: usize, json: bool) -> Solver {
         Solver {
             rules,
-            db: db.map(Arc::new),
+            db,
             tt_mb,
             json,
             search: OnceLock::new(),
@@ -100,7 +100,7 @@ pub struct Answer {
 /// Computes the value of a board and of each of its moves.
 pub fn analyse(solver: &Solver, board: &Board) -> CliResult<Answer> {
     let rules = &solver.rules;
-    let db = solver.db.as_deref();
+    let db = solver.db.as_ref();
     if let Some(v) = board.final_value(rules) {
         return Ok(Answer {
             value: v,
