@@ -11,14 +11,17 @@
 #   TT_MB          transposition table size (default 128 MiB below 5 seeds, 1024 from 5);
 #   THREADS=2      search threads
 #   EXTRA="..."    more flags for solve (e.g. --all-moves)
-# Prints one line per run: value, best move, nodes, seconds, nodes per second.
+# Prints one line per run: value, best move, nodes, seconds of search, seconds opening (and
+# loading) the database, wall seconds of the whole process, its peak memory, nodes per second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=${1:-data/db}
 command -v jq >/dev/null || { echo "bench-solve.sh needs jq (apt-get install jq)" >&2; exit 1; }
+[[ -x /usr/bin/time ]] || { echo "bench-solve.sh needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
+timing=$(mktemp); trap 'rm -f "$timing"' EXIT
 cargo build --release --quiet
 kalah=target/release/kalah
-printf '%-9s %5s %6s %6s %12s %9s %10s %8s\n' capture seeds value best nodes seconds Mnodes/s db
+printf '%-9s %5s %6s %6s %12s %9s %7s %7s %8s %9s %3s\n' capture seeds value best nodes search_s load_s wall_s peak_MiB Mnodes/s db
 for capture in ${CAPTURES:-empty standard}; do
     dir="$root/h6-$capture-owner-either"
     if [[ -n "${BUILD_UPTO:-}" ]]; then
@@ -30,12 +33,14 @@ for capture in ${CAPTURES:-empty standard}; do
     fi
     for seeds in ${SEEDS:-3 4 5}; do
         # shellcheck disable=SC2086
-        json=$("$kalah" solve --houses 6 --seeds "$seeds" --capture "$capture" "${db[@]}" \
+        json=$(/usr/bin/time -o "$timing" -f '%e %M' "$kalah" solve --houses 6 --seeds "$seeds" --capture "$capture" "${db[@]}" \
             --tt-mb "${TT_MB:-$(( seeds >= 5 ? 1024 : 128 ))}" --threads "${THREADS:-2}" --json ${EXTRA:-})
-        jq -r --arg c "$capture" --arg s "$seeds" \
+        read -r wall peak_kib <"$timing"
+        jq -r --arg c "$capture" --arg s "$seeds" --arg w "$wall" --arg m "$((peak_kib / 1024))" \
             '[$c, $s, (.value|tostring), (.best|map(tostring)|join(",")), (.nodes|tostring),
-              (.seconds*1000|round/1000|tostring), (.nodes_per_second/1e6*100|round/100|tostring),
+              (.seconds*1000|round/1000|tostring), (.database_load_seconds*100|round/100|tostring),
+              $w, $m, (.nodes_per_second/1e6*100|round/100|tostring),
               (.database_seeds|tostring)] | @tsv' <<<"$json" |
-            awk -F'\t' '{printf "%-9s %5s %6s %6s %12s %9s %10s %8s\n", $1,$2,$3,$4,$5,$6,$7,$8}'
+            awk -F'\t' '{printf "%-9s %5s %6s %6s %12s %9s %7s %7s %8s %9s %3s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11}'
     done
 done

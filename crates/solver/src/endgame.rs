@@ -15,4 +15,17 @@ pub trait Endgame: Send + Sync {
     /// [`Endgame::max_seeds`] seeds. An error means the database could not answer (for example a
     /// corrupt block); it is never replaced by a guess.
     fn probe(&self, board: &Board) -> Result<Option<i32>, DbError>;
+
+    /// A hint that `board` will be probed soon: an implementation may start bringing its
+    /// value into the processor's cache so that several probes overlap their memory latency.
+    /// Changes nothing but speed; the default does nothing.
+    fn prefetch(&self, board: &Board) {
+        let _ = board;
+    }
+
+    /// Whether a probe is a plain memory read (after [`Endgame::prefetch`]), so that a cache
+    /// of values in front of it would only cost time. The default says no.
+    fn probes_are_cheap(&self) -> bool {
+        false
+    }
 }

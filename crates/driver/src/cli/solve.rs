@@ -177,7 +177,14 @@ fn result_verb(margin: i32) -> &'static str {
     }
 }
 
-fn analysis_json(rules: &Rules, db: u32, goal: GoalArg, a: &Analysis) -> Value {
+/// What the JSON output says about the database: its largest level (0 without one) and the
+/// seconds spent opening it (and loading it into memory), which `seconds` does not count.
+struct DbFacts {
+    seeds: u32,
+    load_seconds: f64,
+}
+
+fn analysis_json(rules: &Rules, db: &DbFacts, goal: GoalArg, a: &Analysis) -> Value {
     let pos = Position::start(rules);
     let best = best_houses(&a.moves, a.value);
     json!({
@@ -194,7 +201,8 @@ fn analysis_json(rules: &Rules, db: u32, goal: GoalArg, a: &Analysis) -> Value {
         "seconds": a.seconds,
         "nodes_per_second": a.nodes as f64 / a.seconds.max(1e-9),
         "resumed": a.resumed,
-        "database_seeds": db,
+        "database_seeds": db.seeds,
+        "database_load_seconds": db.load_seconds,
     })
 }
 
@@ -209,7 +217,7 @@ pub fn rules_json(rules: &Rules) -> Value {
     })
 }
 
-fn pie_json(rules: &Rules, db: u32, p: &Pie) -> Value {
+fn pie_json(rules: &Rules, db: &DbFacts, p: &Pie) -> Value {
     let pos = Position::start(rules);
     json!({
         "rules": rules_json(rules),
@@ -227,7 +235,8 @@ fn pie_json(rules: &Rules, db: u32, p: &Pie) -> Value {
         "nodes": p.nodes,
         "seconds": p.seconds,
         "nodes_per_second": p.nodes as f64 / p.seconds.max(1e-9),
-        "database_seeds": db,
+        "database_seeds": db.seeds,
+        "database_load_seconds": db.load_seconds,
     })
 }
 
@@ -237,8 +246,12 @@ pub fn run(args: &SolveArgs) -> CliResult {
     if args.db.is_none() && args.build_upto > 0 {
         super::db::ensure_levels(&default_db_dir(&rules), &rules, args.build_upto, args.json)?;
     }
+    let opened = std::time::Instant::now();
     let endgame = open_endgame(args.db.as_deref(), &rules, args.db_lazy)?;
-    let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
+    let db = DbFacts {
+        seeds: endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0),
+        load_seconds: opened.elapsed().as_secs_f64(),
+    };
     let search = Search::new(rules, config(args, endgame));
     let board = Board::start(&rules);
     let visible = show_progress(args.json);
@@ -262,9 +275,9 @@ pub fn run(args: &SolveArgs) -> CliResult {
         finish(&bar, visible, &last.lock().unwrap());
         let pie = pie.map_err(search_error)?;
         if args.json {
-            println!("{}", pie_json(&rules, db_seeds, &pie));
+            println!("{}", pie_json(&rules, &db, &pie));
         } else {
-            print_pie(&rules, &pie);
+            print_pie(&rules, &db, &pie);
         }
         return Ok(());
     }
@@ -276,9 +289,9 @@ pub fn run(args: &SolveArgs) -> CliResult {
     finish(&bar, visible, &last.lock().unwrap());
     let a = result.map_err(search_error)?;
     if args.json {
-        println!("{}", analysis_json(&rules, db_seeds, args.goal, &a));
+        println!("{}", analysis_json(&rules, &db, args.goal, &a));
     } else {
-        print_analysis(&rules, args, &a);
+        print_analysis(&rules, args, &db, &a);
     }
     Ok(())
 }
@@ -299,7 +312,7 @@ fn finish(bar: &ProgressBar, visible: bool, last: &Option<Progress>) {
     }
 }
 
-fn print_analysis(rules: &Rules, args: &SolveArgs, a: &Analysis) {
+fn print_analysis(rules: &Rules, args: &SolveArgs, db: &DbFacts, a: &Analysis) {
     let pos = Position::start(rules);
     println!("rules: {rules}");
     match args.goal {
@@ -349,9 +362,20 @@ fn print_analysis(rules: &Rules, args: &SolveArgs, a: &Analysis) {
             ""
         }
     );
+    print_db(db);
 }
 
-fn print_pie(rules: &Rules, p: &Pie) {
+/// The database line of the text output.
+fn print_db(db: &DbFacts) {
+    if db.seeds > 0 {
+        println!(
+            "database: levels 0..={}, opened in {:.3} s (not counted above)",
+            db.seeds, db.load_seconds
+        );
+    }
+}
+
+fn print_pie(rules: &Rules, db: &DbFacts, p: &Pie) {
     let pos = Position::start(rules);
     println!("rules: {rules}, with the pie rule");
     println!(
@@ -381,4 +405,5 @@ fn print_pie(rules: &Rules, p: &Pie) {
         p.seconds,
         p.nodes as f64 / p.seconds.max(1e-9) / 1e6
     );
+    print_db(db);
 }

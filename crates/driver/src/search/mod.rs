@@ -195,6 +195,8 @@ pub(crate) struct Shared {
     lower: AtomicI32,
     upper: AtomicI32,
     guess: AtomicI32,
+    /// The thresholds under test, one slot per thread (`None` between probes).
+    testing: Mutex<Vec<Option<i32>>>,
     stage: Mutex<String>,
     moves_done: AtomicUsize,
     moves_total: AtomicUsize,
@@ -242,6 +244,15 @@ impl Shared {
         }
     }
 
+    /// Starts bringing the database value of `board` into the cache (see
+    /// [`Endgame::prefetch`]).
+    #[inline]
+    pub fn prefetch_leaf(&self, board: &Board) {
+        if let Some(db) = &self.endgame {
+            db.prefetch(board);
+        }
+    }
+
     fn fail(&self, e: DbError) {
         let mut slot = self.db_error.lock().unwrap();
         if slot.is_none() {
@@ -282,7 +293,11 @@ impl Search {
                 } else {
                     Table::new(config.tt_mb)
                 },
-                leaves: tt::LeafCache::new(if config.endgame.is_some() {
+                leaves: tt::LeafCache::new(if config
+                    .endgame
+                    .as_ref()
+                    .is_some_and(|e| !e.probes_are_cheap())
+                {
                     config.leaf_cache_mb
                 } else {
                     0
@@ -295,6 +310,7 @@ impl Search {
                 lower: AtomicI32::new(0),
                 upper: AtomicI32::new(0),
                 guess: AtomicI32::new(0),
+                testing: Mutex::new(Vec::new()),
                 stage: Mutex::new(String::new()),
                 moves_done: AtomicUsize::new(0),
                 moves_total: AtomicUsize::new(0),
@@ -643,6 +659,43 @@ impl Search {
         }
     }
 
+    /// The threshold thread `id` tests next (is the value at least it?), or `None` when the
+    /// bounds meet or the search stops. Threads test different thresholds around the current
+    /// guess (the guess, one above, one below, ...) so that with a good guess the two tests
+    /// that settle the value run at once; when every threshold left is taken, threads share
+    /// one (and share their work through the table).
+    fn next_threshold(&self, id: usize) -> Option<i32> {
+        let sh = &self.shared;
+        let mut testing = sh.testing.lock().unwrap();
+        let lo = sh.lower.load(Relaxed);
+        let hi = sh.upper.load(Relaxed);
+        if lo >= hi || sh.should_stop() {
+            return None;
+        }
+        let g = clamp(sh.guess.load(Relaxed), lo + 1, hi);
+        let taken = |t: i32| {
+            testing
+                .iter()
+                .enumerate()
+                .any(|(i, &x)| i != id && x == Some(t))
+        };
+        let mut pick = g;
+        for d in 0..=(hi - lo) {
+            let up = g + d;
+            let down = g - d;
+            if up <= hi && !taken(up) {
+                pick = up;
+                break;
+            }
+            if d > 0 && down > lo && !taken(down) {
+                pick = down;
+                break;
+            }
+        }
+        testing[id] = Some(pick);
+        Some(pick)
+    }
+
     /// The value of `board` clamped to `[a, b]` (`a <= b`), by MTD(f) with `threads` threads.
     fn solve(&self, board: &Board, a: i32, b: i32, threads: usize) -> Option<i32> {
         let sh = &self.shared;
@@ -676,22 +729,23 @@ impl Search {
             g
         };
         sh.guess.store(clamp(guess, lower, upper), Relaxed);
+        *sh.testing.lock().unwrap() = vec![None; threads];
         let run = |id: usize| {
             let mut w = Worker::new(sh, id);
             loop {
-                let lo = sh.lower.load(Relaxed);
-                let hi = sh.upper.load(Relaxed);
-                if lo >= hi || sh.should_stop() {
+                let Some(gamma) = self.next_threshold(id) else {
                     break;
-                }
-                let gamma = clamp(sh.guess.load(Relaxed), lo + 1, hi);
+                };
                 w.gamma = Some(gamma);
                 let r = w.search(board, gamma - 1, gamma, 0);
                 w.gamma = None;
+                sh.testing.lock().unwrap()[id] = None;
                 if std::env::var_os("KALAH_TRACE").is_some() {
                     eprintln!(
-                        "thread {id} probe {gamma} -> {r:?} ({} nodes, bounds [{lo}, {hi}])",
-                        w.nodes
+                        "thread {id} probe {gamma} -> {r:?} ({} nodes, bounds [{}, {}])",
+                        w.nodes,
+                        sh.lower.load(Relaxed),
+                        sh.upper.load(Relaxed)
                     );
                 }
                 let Some(r) = r else {

@@ -214,6 +214,7 @@ impl<'a> Worker<'a> {
             if fin.is_none() {
                 if small {
                     self.shared.leaves.prefetch(k);
+                    self.shared.prefetch_leaf(&next);
                 } else {
                     self.table().prefetch(k);
                 }

@@ -680,6 +680,20 @@ impl BlockCache {
     }
 }
 
+/// Every level of a database decompressed into one anonymous map, level `l` at bytes
+/// `starts[l]..starts[l + 1]` (each byte an `i8` value).
+struct Memory {
+    values: memmap2::Mmap,
+    starts: Vec<usize>,
+}
+
+impl Memory {
+    #[inline]
+    fn level(&self, s: u32) -> &[u8] {
+        &self.values[self.starts[s as usize]..self.starts[s as usize + 1]]
+    }
+}
+
 /// Facts about one level of an open database.
 #[derive(Clone, Debug)]
 pub struct LevelInfo {
@@ -706,7 +720,7 @@ pub struct Database {
     levels: Vec<LevelFile>,
     cache: BlockCache,
     /// Every level decompressed, after [`Database::load_into_memory`].
-    memory: Option<Vec<Vec<i8>>>,
+    memory: Option<Memory>,
 }
 
 impl fmt::Debug for Database {
@@ -756,13 +770,32 @@ impl Database {
     /// 22-seed database of 6 houses). Searches probe at random, which a block cache cannot
     /// serve.
     pub fn load_into_memory(&mut self) -> Result<(), DbError> {
-        let mut memory = Vec::with_capacity(self.levels.len());
+        let mut starts = Vec::with_capacity(self.levels.len() + 1);
+        let mut total = 0usize;
         for f in &self.levels {
-            let mut values = Vec::new();
-            f.read_all(&mut values)?;
-            memory.push(values);
+            starts.push(total);
+            total += f.header().positions as usize;
         }
-        self.memory = Some(memory);
+        starts.push(total);
+        // One anonymous map with huge pages asked for: probes land at random in a gigabyte
+        // or more, where 4 KiB pages would cost a TLB miss (a page walk) on most of them, and
+        // where faulting in and zeroing 4 KiB pages one by one makes loading slow.
+        let mut map = memmap2::MmapMut::map_anon(total.max(1)).map_err(|e| DbError::Io {
+            path: self.dir.clone(),
+            source: e,
+        })?;
+        #[cfg(target_os = "linux")]
+        let _ = map.advise(memmap2::Advice::HugePage);
+        for (l, f) in self.levels.iter().enumerate() {
+            f.read_into(&mut map[starts[l]..starts[l + 1]])?;
+        }
+        self.memory = Some(Memory {
+            values: map.make_read_only().map_err(|e| DbError::Io {
+                path: self.dir.clone(),
+                source: e,
+            })?,
+            starts,
+        });
         Ok(())
     }
 
@@ -770,7 +803,7 @@ impl Database {
     pub fn memory_bytes(&self) -> usize {
         self.memory
             .as_ref()
-            .map(|m| m.iter().map(|v| v.len()).sum())
+            .map(|m| *m.starts.last().unwrap())
             .unwrap_or(0)
     }
 
@@ -848,7 +881,7 @@ impl Endgame for Database {
         };
         let idx = self.ranker.index(board.raw(), s);
         if let Some(memory) = &self.memory {
-            return Ok(Some(memory[s as usize][idx as usize] as i32));
+            return Ok(Some(memory.level(s)[idx as usize] as i8 as i32));
         }
         let bs = file.header().block_size as u64;
         let block = self.cache.get_or_load(s, idx / bs, || {
@@ -857,6 +890,33 @@ impl Endgame for Database {
             Ok(out)
         })?;
         Ok(Some(block[(idx % bs) as usize] as i32))
+    }
+
+    fn probes_are_cheap(&self) -> bool {
+        self.memory.is_some()
+    }
+
+    #[inline]
+    fn prefetch(&self, board: &Board) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(memory) = &self.memory {
+            let s = board.seeds() as usize;
+            if board.houses() == self.rules.houses && s < memory.starts.len() - 1 {
+                let idx = self.ranker.index(board.raw(), s as u32) as usize;
+                if let Some(v) = memory.level(s as u32).get(idx) {
+                    // SAFETY: prefetching is a hint with no effect on memory; the pointer is
+                    // in bounds.
+                    unsafe {
+                        std::arch::x86_64::_mm_prefetch(
+                            v as *const u8 as *const i8,
+                            std::arch::x86_64::_MM_HINT_T0,
+                        )
+                    };
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = board;
     }
 }
 

@@ -161,17 +161,28 @@ impl LevelFile {
 
     /// Decompresses the whole level (every block checked) into one vector.
     pub(crate) fn read_all(&self, out: &mut Vec<i8>) -> Result<(), DbError> {
+        let mut bytes = vec![0u8; self.header.positions as usize];
+        self.read_into(&mut bytes)?;
+        out.clear();
+        out.extend(bytes.iter().map(|&b| b as i8));
+        Ok(())
+    }
+
+    /// Decompresses the whole level (every block checked) into `out`, one byte per position
+    /// (the `i8` value's bits); `out` must hold exactly the level's positions.
+    pub(crate) fn read_into(&self, out: &mut [u8]) -> Result<(), DbError> {
         use rayon::prelude::*;
+        assert_eq!(out.len() as u64, self.header.positions);
         self.table()?;
         self.map.will_read_all();
         let bs = self.header.block_size as usize;
-        out.clear();
-        out.resize(self.header.positions as usize, 0);
         out.par_chunks_mut(bs)
             .enumerate()
             .try_for_each_init(Vec::new, |buf, (i, chunk)| {
                 self.read_block(i as u64, buf)?;
-                chunk.copy_from_slice(buf);
+                for (d, &v) in chunk.iter_mut().zip(buf.iter()) {
+                    *d = v as u8;
+                }
                 Ok(())
             })
     }
