@@ -1,7 +1,7 @@
 //! Level files: corruption of any kind is found and named, never answered from; builds are
 //! deterministic, resumable and skip valid levels.
 
-use kalah_solver::db::{self, Database, DbError, Progress};
+use kalah_solver::db::{self, Codec, Database, DbError, Progress};
 use kalah_solver::{Endgame, Rules};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,7 +13,15 @@ fn rules() -> Rules {
 const TOP: u32 = 10; // level 10 of 4 houses: 19448 boards, two blocks
 
 fn build(dir: &Path, upto: u32) -> db::BuildReport {
-    db::build(dir, &rules(), upto, &|_| {}, &AtomicBool::new(false)).unwrap()
+    db::build(
+        dir,
+        &rules(),
+        upto,
+        Codec::Zstd,
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap()
 }
 
 fn files(dir: &Path, upto: u32) -> Vec<Vec<u8>> {
@@ -187,6 +195,7 @@ fn other_rules_are_refused() {
         dir.path(),
         &Rules::standard(5, 0),
         3,
+        Codec::Zstd,
         &|_| {},
         &AtomicBool::new(false),
     )
@@ -247,6 +256,7 @@ fn cancelled_build_resumes_to_identical_files() {
         dir.path(),
         &rules(),
         TOP,
+        Codec::Zstd,
         &|p| {
             if let Progress::Advance { level: 9, .. } = p {
                 cancel.store(true, Ordering::SeqCst);
