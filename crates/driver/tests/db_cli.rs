@@ -151,3 +151,110 @@ fn verify_names_a_corrupt_file_and_info_reports() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("built for rules"));
 }
+
+#[test]
+fn stored_build_and_convert_answer_like_zstd() {
+    let zstd = tempfile::tempdir().unwrap();
+    let stored = tempfile::tempdir().unwrap();
+    let back = tempfile::tempdir().unwrap();
+    let (z, s, b) = (
+        zstd.path().to_str().unwrap(),
+        stored.path().to_str().unwrap(),
+        back.path().to_str().unwrap(),
+    );
+    let ok = |out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    let h = ["--houses", "3"];
+    ok(kalah(
+        &[&["db", "build", "--upto", "9", "--dir", z][..], &h].concat(),
+    ));
+    let out = ok(kalah(
+        &[
+            &[
+                "db", "build", "--upto", "9", "--codec", "stored", "--json", "--dir", s,
+            ][..],
+            &h,
+        ]
+        .concat(),
+    ));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["codec"], "stored");
+    assert_eq!(v["built"].as_array().unwrap().len(), 10);
+
+    // stored -> zstd gives the zstd build's files.
+    let out = ok(kalah(
+        &[
+            &[
+                "db", "convert", "--dir", s, "--to", b, "--codec", "zstd", "--json",
+            ][..],
+            &h,
+        ]
+        .concat(),
+    ));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["converted"].as_array().unwrap().len(), 10);
+    assert_eq!(level_files(back.path()), level_files(zstd.path()));
+    // zstd -> stored gives the stored build's files; again, nothing to do.
+    let again = tempfile::tempdir().unwrap();
+    let a = again.path().to_str().unwrap();
+    for converted in [10, 0] {
+        let out = ok(kalah(
+            &[
+                &[
+                    "db", "convert", "--dir", z, "--to", a, "--codec", "stored", "--json",
+                ][..],
+                &h,
+            ]
+            .concat(),
+        ));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["converted"].as_array().unwrap().len(), converted);
+    }
+    assert_eq!(level_files(again.path()), level_files(stored.path()));
+
+    for (dir, codec) in [(z, "zstd"), (s, "stored"), (b, "zstd")] {
+        let out = ok(kalah(
+            &[&["db", "info", "--json", "--dir", dir][..], &h].concat(),
+        ));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let levels = v["levels"].as_array().unwrap();
+        assert_eq!(levels.len(), 10);
+        assert!(levels.iter().all(|l| l["codec"] == codec), "{dir}: {v}");
+        let out = ok(kalah(&[&["db", "info", "--dir", dir][..], &h].concat()));
+        assert!(String::from_utf8_lossy(&out.stdout).contains(codec));
+        ok(kalah(
+            &[&["db", "verify", "--full", "--dir", dir][..], &h].concat(),
+        ));
+    }
+
+    // The same answers from both directories, from the database and from the search over it.
+    for position in ["1 2 3 / 0 2 1", "2 0 1 / 3 1 2", "3 3 3 / 3 3 3"] {
+        let answer = |dir: &str| {
+            let out = ok(kalah(
+                &[&["query", "--json", "--db", dir, position][..], &h].concat(),
+            ));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            (v["value"].clone(), v["moves"].clone(), v["source"].clone())
+        };
+        let (zv, sv) = (answer(z), answer(s));
+        assert_eq!(zv, sv, "{position}");
+        assert!(zv.0.is_i64(), "{position}: {zv:?}");
+    }
+
+    // A bad codec is a usage error.
+    let out = kalah(
+        &[
+            &["db", "build", "--upto", "3", "--codec", "lz4", "--dir", s][..],
+            &h,
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("codec"));
+}

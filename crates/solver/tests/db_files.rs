@@ -1,8 +1,8 @@
 //! Level files: corruption of any kind is found and named, never answered from; builds are
 //! deterministic, resumable and skip valid levels.
 
-use kalah_solver::db::{self, Database, DbError, Progress};
-use kalah_solver::{Endgame, Rules};
+use kalah_solver::db::{self, Codec, Database, DbError, Progress};
+use kalah_solver::{Board, Endgame, Rules};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -13,7 +13,15 @@ fn rules() -> Rules {
 const TOP: u32 = 10; // level 10 of 4 houses: 19448 boards, two blocks
 
 fn build(dir: &Path, upto: u32) -> db::BuildReport {
-    db::build(dir, &rules(), upto, &|_| {}, &AtomicBool::new(false)).unwrap()
+    db::build(
+        dir,
+        &rules(),
+        upto,
+        Codec::Zstd,
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap()
 }
 
 fn files(dir: &Path, upto: u32) -> Vec<Vec<u8>> {
@@ -187,6 +195,7 @@ fn other_rules_are_refused() {
         dir.path(),
         &Rules::standard(5, 0),
         3,
+        Codec::Zstd,
         &|_| {},
         &AtomicBool::new(false),
     )
@@ -247,6 +256,7 @@ fn cancelled_build_resumes_to_identical_files() {
         dir.path(),
         &rules(),
         TOP,
+        Codec::Zstd,
         &|p| {
             if let Progress::Advance { level: 9, .. } = p {
                 cancel.store(true, Ordering::SeqCst);
@@ -264,4 +274,334 @@ fn cancelled_build_resumes_to_identical_files() {
     assert_eq!(r.built, vec![9, 10]);
     assert_eq!(files(dir.path(), TOP), files(fresh.path(), TOP));
     assert!(verify(dir.path(), true).ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stored (uncompressed) levels.
+
+/// Level 16 of 4 houses: 245157 boards, four stored blocks of 65536.
+const STORED_TOP: u32 = 16;
+const STORED_BLOCK: usize = 1 << 16;
+
+fn build_codec(dir: &Path, upto: u32, codec: Codec) -> db::BuildReport {
+    db::build(dir, &rules(), upto, codec, &|_| {}, &AtomicBool::new(false)).unwrap()
+}
+
+fn convert(src: &Path, dst: &Path, codec: Codec) -> db::ConvertReport {
+    db::convert(src, dst, &rules(), codec, &|_| {}, &AtomicBool::new(false)).unwrap()
+}
+
+/// Rewrites the header checksum (bytes 120..128) after a deliberate header change.
+fn reseal_header(bytes: &mut [u8]) {
+    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..120]);
+    bytes[120..128].copy_from_slice(&sum.to_le_bytes());
+}
+
+#[test]
+fn stored_levels_give_the_zstd_values_and_convert_both_ways() {
+    let zstd = tempfile::tempdir().unwrap();
+    let stored = tempfile::tempdir().unwrap();
+    build_codec(zstd.path(), STORED_TOP, Codec::Zstd);
+    build_codec(stored.path(), STORED_TOP, Codec::Stored);
+    let zdb = Database::open(zstd.path(), &rules()).unwrap();
+    let mut sdb = Database::open(stored.path(), &rules()).unwrap();
+    for info in sdb.levels() {
+        assert_eq!(info.codec, Codec::Stored);
+        assert_eq!(info.block_size, 1 << 16);
+        // Header, table, one byte per position.
+        assert_eq!(info.bytes, 128 + 16 * info.blocks + info.positions);
+    }
+    assert!(zdb.levels().iter().all(|l| l.codec == Codec::Zstd));
+    for l in 0..=STORED_TOP {
+        assert_eq!(values(&sdb, l), values(&zdb, l), "level {l}");
+    }
+    assert!(verify(stored.path(), true).ok());
+    assert_eq!(
+        sdb.histogram(STORED_TOP).unwrap(),
+        zdb.histogram(STORED_TOP).unwrap()
+    );
+    // Nothing to load: stored levels stay mapped.
+    sdb.load_into_memory().unwrap();
+    assert_eq!(sdb.memory_bytes(), 0);
+    assert_eq!(values(&sdb, STORED_TOP), values(&zdb, STORED_TOP));
+
+    // zstd -> stored gives the stored build, stored -> zstd the zstd build, byte for byte.
+    let s2 = tempfile::tempdir().unwrap();
+    let r = convert(zstd.path(), s2.path(), Codec::Stored);
+    assert_eq!(r.converted.len(), STORED_TOP as usize + 1);
+    assert_eq!(
+        files(s2.path(), STORED_TOP),
+        files(stored.path(), STORED_TOP)
+    );
+    let z2 = tempfile::tempdir().unwrap();
+    convert(s2.path(), z2.path(), Codec::Zstd);
+    assert_eq!(files(z2.path(), STORED_TOP), files(zstd.path(), STORED_TOP));
+    // Converting again skips what is there; a level in the other codec or damaged is redone.
+    let r = convert(s2.path(), z2.path(), Codec::Zstd);
+    assert!(r.converted.is_empty());
+    assert_eq!(r.skipped.len(), STORED_TOP as usize + 1);
+    std::fs::copy(
+        db::level_path(stored.path(), 3),
+        db::level_path(z2.path(), 3),
+    )
+    .unwrap();
+    let p = db::level_path(z2.path(), 5);
+    let mut bytes = std::fs::read(&p).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&p, &bytes).unwrap();
+    let r = convert(s2.path(), z2.path(), Codec::Zstd);
+    assert_eq!(r.converted, vec![3, 5]);
+    assert_eq!(files(z2.path(), STORED_TOP), files(zstd.path(), STORED_TOP));
+    // A corrupt source is an error naming it.
+    let p = db::level_path(s2.path(), 7);
+    let mut bytes = std::fs::read(&p).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&p, &bytes).unwrap();
+    let z3 = tempfile::tempdir().unwrap();
+    let e = db::convert(
+        s2.path(),
+        z3.path(),
+        &rules(),
+        Codec::Zstd,
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("level-007.kdb"), "{e}");
+}
+
+#[test]
+fn a_directory_may_mix_codecs() {
+    let good = tempfile::tempdir().unwrap();
+    build_codec(good.path(), TOP, Codec::Zstd);
+    let dir = tempfile::tempdir().unwrap();
+    build_codec(dir.path(), 7, Codec::Zstd);
+    // Levels present are kept whatever their codec; new ones are written stored.
+    let r = build_codec(dir.path(), TOP, Codec::Stored);
+    assert_eq!(r.built, vec![8, 9, 10]);
+    let mut db = Database::open(dir.path(), &rules()).unwrap();
+    let codecs: Vec<Codec> = db.levels().iter().map(|l| l.codec).collect();
+    assert_eq!(codecs[..8], [Codec::Zstd; 8]);
+    assert_eq!(codecs[8..], [Codec::Stored; 3]);
+    assert!(verify(dir.path(), true).ok());
+    db.load_into_memory().unwrap();
+    let zstd_bytes: u64 = (0..=7).map(|l| db::level_size(4, l)).sum();
+    assert_eq!(db.memory_bytes() as u64, zstd_bytes);
+    let gdb = Database::open(good.path(), &rules()).unwrap();
+    for l in 0..=TOP {
+        assert_eq!(values(&db, l), values(&gdb, l), "level {l}");
+    }
+    // Rebuilding in the other codec keeps everything.
+    let r = build_codec(dir.path(), TOP, Codec::Zstd);
+    assert!(r.built.is_empty());
+}
+
+#[test]
+fn stored_probes_from_many_threads_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    build_codec(dir.path(), STORED_TOP, Codec::Stored);
+    let db = Database::open(dir.path(), &rules()).unwrap();
+    let want = {
+        let fresh = Database::open(dir.path(), &rules()).unwrap();
+        values(&fresh, STORED_TOP)
+    };
+    let n = want.len() as u64;
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let (db, want) = (&db, &want);
+            s.spawn(move || {
+                for i in (t..n).step_by(7) {
+                    let b = db.board_at(STORED_TOP, i).unwrap();
+                    assert_eq!(db.probe(&b).unwrap(), Some(want[i as usize]));
+                }
+            });
+        }
+    });
+}
+
+/// Boards of the stored top level with their values: a spread over every block, with the
+/// first and last board of each.
+fn stored_sample(good_db: &Database, good: &[i32]) -> Vec<(usize, Board, i32)> {
+    let n = good.len();
+    let mut idx: Vec<usize> = (0..n).step_by(97).collect();
+    for k in 0..n.div_ceil(STORED_BLOCK) {
+        idx.push(k * STORED_BLOCK);
+        idx.push(((k + 1) * STORED_BLOCK).min(n) - 1);
+    }
+    idx.into_iter()
+        .map(|i| (i, good_db.board_at(STORED_TOP, i as u64).unwrap(), good[i]))
+        .collect()
+}
+
+/// After damaging the stored top level: verify fails naming the file; the open fails naming it,
+/// or every probe of `sample` into the blocks in `bad_blocks` (all blocks if `None`) is an
+/// error naming it, every time, and every other probe answers right.
+fn assert_stored_detected(
+    dir: &Path,
+    sample: &[(usize, Board, i32)],
+    bad_blocks: Option<&[usize]>,
+    what: &str,
+) {
+    let path = db::level_path(dir, STORED_TOP);
+    let name = path.to_string_lossy().into_owned();
+    let report = verify(dir, false);
+    assert!(!report.ok(), "{what}: verify passed");
+    let named = report
+        .levels
+        .iter()
+        .flat_map(|l| &l.problems)
+        .chain(&report.problems)
+        .any(|p| p.contains(&name));
+    assert!(named, "{what}: problem does not name the file: {report:?}");
+    let db = match Database::open(dir, &rules()) {
+        Err(e) => {
+            assert!(e.to_string().contains(&name), "{what}: {e}");
+            return;
+        }
+        Ok(db) => db,
+    };
+    let mut errors = 0;
+    for pass in 0..2 {
+        for &(i, b, want) in sample {
+            let bad = bad_blocks.is_none_or(|k| k.contains(&(i / STORED_BLOCK)));
+            match db.probe(&b) {
+                Ok(v) => {
+                    assert_eq!(v, Some(want), "{what}: wrong answer at {i}");
+                    assert!(
+                        !bad,
+                        "{what}: probe {i} (pass {pass}) into a bad block answered"
+                    );
+                }
+                Err(e) => {
+                    assert!(e.to_string().contains(&name), "{what}: {e}");
+                    assert!(bad, "{what}: good block {i}: {e}");
+                    errors += 1;
+                }
+            }
+        }
+    }
+    assert!(errors > 0, "{what}: every probe answered");
+}
+
+#[test]
+fn stored_files_find_every_damage() {
+    let good_dir = tempfile::tempdir().unwrap();
+    build_codec(good_dir.path(), STORED_TOP, Codec::Stored);
+    let good_db = Database::open(good_dir.path(), &rules()).unwrap();
+    let good = values(&good_db, STORED_TOP);
+    let sample = stored_sample(&good_db, &good);
+    let original = std::fs::read(db::level_path(good_dir.path(), STORED_TOP)).unwrap();
+    let blocks = good.len().div_ceil(STORED_BLOCK);
+    assert_eq!(blocks, 4);
+    let data = 128 + 16 * blocks;
+    assert_eq!(original.len(), data + good.len());
+
+    let dir = tempfile::tempdir().unwrap();
+    for l in 0..STORED_TOP {
+        std::fs::copy(
+            db::level_path(good_dir.path(), l),
+            db::level_path(dir.path(), l),
+        )
+        .unwrap();
+    }
+    let path = db::level_path(dir.path(), STORED_TOP);
+    // Every byte of the header and the table: the open or every probe fails.
+    for at in 0..data {
+        let mut bytes = original.clone();
+        bytes[at] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+        assert_stored_detected(dir.path(), &sample, None, &format!("byte {at}"));
+    }
+    // Data bytes in every block: flipped bits (some out of range), and values changed to
+    // another value in range, which only the block checksum sees.
+    for k in 0..blocks {
+        let len = STORED_BLOCK.min(good.len() - k * STORED_BLOCK);
+        for off in [0, 1, len / 2, len - 1] {
+            let i = k * STORED_BLOCK + off;
+            let v = good[i] as i8;
+            let in_range = if v + 2 <= STORED_TOP as i8 {
+                v + 2
+            } else {
+                v - 2
+            };
+            for (how, b) in [
+                ("bit 0x80", (v as u8) ^ 0x80),
+                ("bit 0x01", (v as u8) ^ 0x01),
+                ("in range", in_range as u8),
+            ] {
+                let mut bytes = original.clone();
+                bytes[data + i] = b;
+                std::fs::write(&path, &bytes).unwrap();
+                assert_stored_detected(
+                    dir.path(),
+                    &sample,
+                    Some(&[k]),
+                    &format!("value {i} (block {k}) {how}"),
+                );
+            }
+        }
+    }
+    // Truncated and extended files.
+    for (what, bytes) in [
+        ("truncated", original[..original.len() - 1].to_vec()),
+        ("extended", [&original[..], &[0]].concat()),
+    ] {
+        std::fs::write(&path, &bytes).unwrap();
+        assert_stored_detected(dir.path(), &sample, None, what);
+    }
+}
+
+#[test]
+fn stored_blocks_of_the_wrong_length_and_unknown_codecs_are_rejected() {
+    let good_dir = tempfile::tempdir().unwrap();
+    build_codec(good_dir.path(), STORED_TOP, Codec::Stored);
+    let good_db = Database::open(good_dir.path(), &rules()).unwrap();
+    let good = values(&good_db, STORED_TOP);
+    let sample = stored_sample(&good_db, &good);
+    let original = std::fs::read(db::level_path(good_dir.path(), STORED_TOP)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for l in 0..STORED_TOP {
+        std::fs::copy(
+            db::level_path(good_dir.path(), l),
+            db::level_path(dir.path(), l),
+        )
+        .unwrap();
+    }
+    let path = db::level_path(dir.path(), STORED_TOP);
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let xxh = xxhash_rust::xxh3::xxh3_64;
+
+    // Block 0 one byte short and block 1 one byte long, every checksum made valid: only the
+    // length check can see it.
+    let mut bytes = original.clone();
+    let data = 128 + 16 * 4;
+    let end0 = u64_at(&bytes, 128) - 1;
+    bytes[128..136].copy_from_slice(&end0.to_le_bytes());
+    let sum0 = xxh(&bytes[data..end0 as usize]);
+    bytes[136..144].copy_from_slice(&sum0.to_le_bytes());
+    let end1 = u64_at(&bytes, 144) as usize;
+    let sum1 = xxh(&bytes[end0 as usize..end1]);
+    bytes[152..160].copy_from_slice(&sum1.to_le_bytes());
+    let table_sum = xxh(&bytes[128..data]);
+    bytes[72..80].copy_from_slice(&table_sum.to_le_bytes());
+    reseal_header(&mut bytes);
+    std::fs::write(&path, &bytes).unwrap();
+    assert_stored_detected(dir.path(), &sample, None, "wrong block lengths");
+    let report = verify(dir.path(), false);
+    let text = format!("{report:?}");
+    assert!(text.contains("stored block 0 is 65535 bytes"), "{text}");
+
+    // Codec 2 is unknown; stored with a codec level is not stored.
+    for (at, b, want) in [(36, 2u8, "unknown codec 2"), (37, 9, "codec level 9")] {
+        let mut bytes = original.clone();
+        bytes[at] = b;
+        reseal_header(&mut bytes);
+        std::fs::write(&path, &bytes).unwrap();
+        let e = Database::open(dir.path(), &rules()).unwrap_err();
+        assert!(matches!(e, DbError::Corrupt { .. }), "{e}");
+        assert!(e.to_string().contains(want), "{e}");
+        assert!(e.to_string().contains("level-016.kdb"), "{e}");
+    }
 }

@@ -11,7 +11,15 @@ use std::sync::atomic::AtomicBool;
 
 fn build(rules: &Rules, upto: u32) -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
-    db::build(dir.path(), rules, upto, &|_| {}, &AtomicBool::new(false)).unwrap();
+    db::build(
+        dir.path(),
+        rules,
+        upto,
+        db::Codec::Zstd,
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     let db = Database::open(dir.path(), rules).unwrap();
     (dir, db)
 }

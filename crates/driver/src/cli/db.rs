@@ -1,4 +1,4 @@
-//! `kalah db`: build, inspect and verify endgame databases.
+//! `kalah db`: build, convert, inspect and verify endgame databases.
 
 use super::common::{
     cancel_flag, default_db_dir, progress_bar, show_progress, spinner, CliError, CliResult,
@@ -6,7 +6,7 @@ use super::common::{
 };
 use clap::{Args, Subcommand};
 use indicatif::ProgressBar;
-use kalah_solver::db::{self, Database, DbError, Phase, Progress};
+use kalah_solver::db::{self, Codec, Database, DbError, Phase, Progress};
 use kalah_solver::{Board, Endgame, Rules};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -25,7 +25,10 @@ pub struct DbArgs {
 pub enum DbCommand {
     /// Build the levels 0..=N that are missing (finished levels are kept and skipped).
     Build(BuildArgs),
-    /// Levels present, positions, bytes on disk, compression and a histogram of values.
+    /// Rewrite every level of a database into another directory in another codec (levels
+    /// already there in that codec are checked and kept).
+    Convert(ConvertArgs),
+    /// Levels present, positions, bytes on disk, codec, compression and a histogram of values.
     Info(InfoArgs),
     /// Check every checksum; with --full, recompute every value from its children.
     Verify(VerifyArgs),
@@ -45,6 +48,30 @@ pub struct BuildArgs {
     /// Database directory (default data/db/<rules>).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// How new levels are written: zstd (small files, loaded into memory before a search) or
+    /// stored (one byte per position, probed straight from the file). Levels already present
+    /// are kept whatever their codec.
+    #[arg(long, default_value = "zstd")]
+    pub codec: String,
+    /// Print a JSON summary instead of text (and no progress bars).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `kalah db convert`.
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Source database directory (default data/db/<rules>).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Destination directory (created if needed; may be the source directory).
+    #[arg(long)]
+    pub to: PathBuf,
+    /// Codec of the files written: zstd or stored.
+    #[arg(long)]
+    pub codec: String,
     /// Print a JSON summary instead of text (and no progress bars).
     #[arg(long)]
     pub json: bool,
@@ -102,6 +129,7 @@ pub struct BenchProbeArgs {
 pub fn run(args: &DbArgs) -> CliResult {
     match &args.command {
         DbCommand::Build(a) => build(a),
+        DbCommand::Convert(a) => convert(a),
         DbCommand::Info(a) => info(a),
         DbCommand::Verify(a) => verify(a),
         DbCommand::BenchProbe(a) => bench_probe(a),
@@ -110,6 +138,12 @@ pub fn run(args: &DbArgs) -> CliResult {
 
 fn dir_for(dir: &Option<PathBuf>, rules: &Rules) -> PathBuf {
     dir.clone().unwrap_or_else(|| default_db_dir(rules))
+}
+
+/// The `--codec` flag, or a usage error.
+fn parse_codec(s: &str) -> CliResult<Codec> {
+    s.parse::<Codec>()
+        .map_err(|e| CliError::usage(format!("--codec: {e}")))
 }
 
 fn db_error(e: DbError) -> CliError {
@@ -199,11 +233,13 @@ impl Bars {
 
 fn build(a: &BuildArgs) -> CliResult {
     let rules = a.rules.rules()?.play_rules();
+    let codec = parse_codec(&a.codec)?;
     let dir = dir_for(&a.dir, &rules);
     let cancel = cancel_flag();
     let bars = Bars::new(show_progress(a.json), !a.json);
     let t = Instant::now();
-    let report = db::build(&dir, &rules, a.upto, &|p| bars.report(p), cancel).map_err(db_error)?;
+    let report =
+        db::build(&dir, &rules, a.upto, codec, &|p| bars.report(p), cancel).map_err(db_error)?;
     let wall = t.elapsed().as_secs_f64();
     let positions: u64 = (0..=a.upto).map(|l| db::level_size(rules.houses, l)).sum();
     let bytes: u64 = (0..=a.upto)
@@ -220,6 +256,7 @@ fn build(a: &BuildArgs) -> CliResult {
                 "dir": dir.display().to_string(),
                 "rules": rules.slug(),
                 "upto": a.upto,
+                "codec": codec.name(),
                 "built": report.built,
                 "skipped": report.skipped,
                 "positions": positions,
@@ -257,14 +294,84 @@ pub fn ensure_levels(dir: &Path, rules: &Rules, upto: u32, json: bool) -> CliRes
     let rules = rules.play_rules();
     let bars = Bars::new(show_progress(json), false);
     let t = Instant::now();
-    let report =
-        db::build(dir, &rules, upto, &|p| bars.report(p), cancel_flag()).map_err(db_error)?;
+    let report = db::build(
+        dir,
+        &rules,
+        upto,
+        Codec::default(),
+        &|p| bars.report(p),
+        cancel_flag(),
+    )
+    .map_err(db_error)?;
     if !report.built.is_empty() && !json {
         eprintln!(
             "built the endgame database {} (levels {:?}) in {:.1} s",
             dir.display(),
             report.built,
             t.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+fn convert(a: &ConvertArgs) -> CliResult {
+    let rules = a.rules.rules()?.play_rules();
+    let codec = parse_codec(&a.codec)?;
+    let src = dir_for(&a.dir, &rules);
+    let cancel = cancel_flag();
+    let bars = Bars::new(show_progress(a.json), !a.json);
+    let t = Instant::now();
+    let report =
+        db::convert(&src, &a.to, &rules, codec, &|p| bars.report(p), cancel).map_err(db_error)?;
+    let wall = t.elapsed().as_secs_f64();
+    let levels: Vec<u32> = report
+        .converted
+        .iter()
+        .chain(&report.skipped)
+        .copied()
+        .collect();
+    let positions: u64 = levels
+        .iter()
+        .map(|&l| db::level_size(rules.houses, l))
+        .sum();
+    let bytes: u64 = levels
+        .iter()
+        .map(|&l| {
+            std::fs::metadata(db::level_path(&a.to, l))
+                .map(|m| m.len())
+                .unwrap_or(0)
+        })
+        .sum();
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "dir": src.display().to_string(),
+                "to": a.to.display().to_string(),
+                "rules": rules.slug(),
+                "codec": codec.name(),
+                "converted": report.converted,
+                "skipped": report.skipped,
+                "positions": positions,
+                "bytes": bytes,
+                "wall_seconds": wall,
+            })
+        );
+    } else {
+        println!(
+            "{} -> {}: {} levels for {} in {} ({} converted, {} kept), {} positions, {} bytes \
+             on disk ({:.1}% of a byte per position), {:.2} s",
+            src.display(),
+            a.to.display(),
+            levels.len(),
+            rules.slug(),
+            codec,
+            report.converted.len(),
+            report.skipped.len(),
+            positions,
+            bytes,
+            100.0 * bytes as f64 / positions.max(1) as f64,
+            wall
         );
     }
     Ok(())
@@ -301,6 +408,7 @@ fn info(a: &InfoArgs) -> CliResult {
                     "positions": l.positions,
                     "bytes": l.bytes,
                     "ratio": l.bytes as f64 / l.positions as f64,
+                    "codec": l.codec.name(),
                     "block_size": l.block_size,
                     "blocks": l.blocks,
                 });
@@ -339,8 +447,8 @@ fn info(a: &InfoArgs) -> CliResult {
         100.0 * total_bytes as f64 / total_pos as f64
     );
     println!(
-        "{:>5} {:>14} {:>14} {:>7}  values (value:count, most common first)",
-        "level", "positions", "bytes", "ratio"
+        "{:>5} {:>14} {:>14} {:>7} {:>6}  values (value:count, most common first)",
+        "level", "positions", "bytes", "ratio", "codec"
     );
     for (l, h) in &rows {
         let hist = match h {
@@ -367,11 +475,12 @@ fn info(a: &InfoArgs) -> CliResult {
             }
         };
         println!(
-            "{:>5} {:>14} {:>14} {:>6.1}%  {}",
+            "{:>5} {:>14} {:>14} {:>6.1}% {:>6}  {}",
             l.level,
             l.positions,
             l.bytes,
             100.0 * l.bytes as f64 / l.positions as f64,
+            l.codec.name(),
             hist
         );
     }

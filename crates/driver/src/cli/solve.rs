@@ -88,7 +88,8 @@ pub struct SolveArgs {
 
 /// Opens the endgame database in `dir` for `rules` (without `dir`, the default directory
 /// `data/db/<rules>` when it exists): the one place where the search gets its database. Unless
-/// `lazy`, every level is decompressed into memory first: a search probes at random.
+/// `lazy`, every zstd level is decompressed into memory first (a search probes at random);
+/// stored levels are probed from their memory maps as they are.
 pub fn open_endgame(
     dir: Option<&Path>,
     rules: &Rules,

@@ -293,15 +293,17 @@ impl Search {
                 } else {
                     Table::new(config.tt_mb)
                 },
-                leaves: tt::LeafCache::new(if config
-                    .endgame
-                    .as_ref()
-                    .is_some_and(|e| !e.probes_are_cheap())
-                {
-                    config.leaf_cache_mb
-                } else {
-                    0
-                }),
+                leaves: tt::LeafCache::new(
+                    if config
+                        .endgame
+                        .as_ref()
+                        .is_some_and(|e| !e.probes_are_cheap())
+                    {
+                        config.leaf_cache_mb
+                    } else {
+                        0
+                    },
+                ),
                 endgame: config.endgame.clone(),
                 nodes: AtomicU64::new(0),
                 node_limit: config.node_limit,

@@ -12,14 +12,15 @@
 use super::format::{self, Header};
 use super::rank::{Ranker, Walker};
 use super::sow::{self, Sower};
-use super::DbError;
+use super::{Codec, DbError};
 use crate::board::Board;
 use crate::rules::{Rules, MAX_HOUSES};
 use rayon::prelude::*;
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicI8, AtomicU64, Ordering::Relaxed};
+use xxhash_rust::xxh3::xxh3_64;
 
 /// Marks a value not computed yet (values lie in [-127, 127]).
 pub(crate) const UNKNOWN: i8 = i8::MIN;
@@ -357,13 +358,14 @@ pub(crate) fn recheck_level(
     Some((bad.into_inner(), ex))
 }
 
-/// Compresses a level and writes its file atomically: `<name>.tmp`, fsync, rename, fsync of
+/// Encodes a level in `codec` and writes its file atomically: `<name>.tmp`, fsync, rename, fsync of
 /// the directory. Returns the file's length.
 pub(crate) fn write_level(
     dir: &Path,
     rules: &Rules,
     level: u32,
     values: &[i8],
+    codec: Codec,
 ) -> Result<u64, DbError> {
     let path = format::level_path(dir, level);
     let tmp = dir.join(format!("{}.tmp", format::level_file_name(level)));
@@ -371,17 +373,40 @@ pub(crate) fn write_level(
         let p = p.to_path_buf();
         move |source| DbError::Io { path: p, source }
     };
-    let header = Header::for_rules(rules, level, values.len() as u64);
-    let blocks: Vec<Vec<u8>> = values
-        .par_chunks(format::BLOCK_SIZE as usize)
-        .map(format::compress_block)
-        .collect::<Result<_, _>>()
-        .map_err(io(&path))?;
-    let bytes = format::encode_file(header, &blocks);
-    drop(blocks);
+    let header = Header::for_rules(rules, level, values.len() as u64, codec);
+    let bs = header.block_size as usize;
+    // The blocks' bytes: compressed blocks, or the values themselves cut into blocks.
+    let compressed: Vec<Vec<u8>>;
+    let raw: Vec<u8>;
+    let blocks: Vec<&[u8]> = match codec {
+        Codec::Zstd => {
+            compressed = values
+                .par_chunks(bs)
+                .map(format::compress_block)
+                .collect::<Result<_, _>>()
+                .map_err(io(&path))?;
+            compressed.iter().map(|b| &b[..]).collect()
+        }
+        Codec::Stored => {
+            raw = format::to_bytes(values);
+            raw.chunks(bs).collect()
+        }
+    };
+    let entries: Vec<(u64, u64)> = blocks
+        .par_iter()
+        .map(|b| (b.len() as u64, xxh3_64(b)))
+        .collect();
+    let prefix = format::encode_prefix(header, &entries);
+    let mut len = prefix.len() as u64;
     {
-        let mut f = File::create(&tmp).map_err(io(&tmp))?;
-        f.write_all(&bytes).map_err(io(&tmp))?;
+        let f = File::create(&tmp).map_err(io(&tmp))?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        w.write_all(&prefix).map_err(io(&tmp))?;
+        for b in &blocks {
+            w.write_all(b).map_err(io(&tmp))?;
+            len += b.len() as u64;
+        }
+        let f = w.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
         f.sync_all().map_err(io(&tmp))?;
     }
     std::fs::rename(&tmp, &path).map_err(io(&path))?;
@@ -389,5 +414,5 @@ pub(crate) fn write_level(
         // Best effort: makes the rename durable on file systems that need it.
         let _ = d.sync_all();
     }
-    Ok(bytes.len() as u64)
+    Ok(len)
 }

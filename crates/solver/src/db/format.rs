@@ -12,8 +12,8 @@
 //!     20     4  level (seeds in the houses)
 //!     24     8  positions in the level
 //!     32     4  block size (positions per block)
-//!     36     1  codec (1 = zstd)
-//!     37     1  codec level (zstd level used; informative)
+//!     36     1  codec (0 = stored, 1 = zstd)
+//!     37     1  codec level (zstd level used; informative; 0 for stored)
 //!     38     2  reserved, zero
 //!     40     8  block count
 //!     48     8  table offset (128)
@@ -23,9 +23,10 @@
 //!     80    40  reserved, zero
 //!    120     8  xxh3-64 of bytes 0..120
 //! table: block count entries of 16 bytes: end offset of the block (u64, from the file start),
-//!        xxh3-64 of the block's compressed bytes (u64)
-//! data:  the blocks, back to back; block i decompresses to min(block size, positions - i *
-//!        block size) bytes, one i8 value per position in index order.
+//!        xxh3-64 of the block's bytes as stored (u64)
+//! data:  the blocks, back to back; block i holds (stored) or decompresses to (zstd)
+//!        min(block size, positions - i * block size) bytes, one i8 value per position in index
+//!        order.
 //! ```
 //! Little-endian throughout.
 
@@ -33,15 +34,19 @@ use crate::rules::{Capture, EndRule, Leftover, Rules};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::DbError;
+use super::{Codec, DbError};
 
 pub(crate) const MAGIC: &[u8; 8] = b"KALAHLVL";
 pub(crate) const VERSION: u32 = 1;
 pub(crate) const HEADER_LEN: usize = 128;
 pub(crate) const ENTRY_LEN: usize = 16;
+pub(crate) const CODEC_STORED: u8 = 0;
 pub(crate) const CODEC_ZSTD: u8 = 1;
-/// Positions per block: small enough that one probe decompresses little.
+/// Positions per zstd block: small enough that one probe decompresses little.
 pub(crate) const BLOCK_SIZE: u32 = 1 << 13;
+/// Positions per stored block: a probe reads one byte, so blocks only bound the work of
+/// checking a block on its first probe and the size of the table.
+pub(crate) const STORED_BLOCK_SIZE: u32 = 1 << 16;
 /// The fixed zstd level: a rebuild gives byte-identical files.
 pub(crate) const ZSTD_LEVEL: i32 = 9;
 
@@ -83,8 +88,12 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 impl Header {
-    pub(crate) fn for_rules(rules: &Rules, level: u32, positions: u64) -> Header {
-        let block_count = positions.div_ceil(BLOCK_SIZE as u64);
+    pub(crate) fn for_rules(rules: &Rules, level: u32, positions: u64, codec: Codec) -> Header {
+        let (block_size, codec_level) = match codec {
+            Codec::Zstd => (BLOCK_SIZE, ZSTD_LEVEL as u8),
+            Codec::Stored => (STORED_BLOCK_SIZE, 0),
+        };
+        let block_count = positions.div_ceil(block_size as u64);
         Header {
             houses: rules.houses as u8,
             capture: rules.capture.code(),
@@ -92,9 +101,9 @@ impl Header {
             end: rules.end.code(),
             level,
             positions,
-            block_size: BLOCK_SIZE,
-            codec: CODEC_ZSTD,
-            codec_level: ZSTD_LEVEL as u8,
+            block_size,
+            codec: codec.code(),
+            codec_level,
             block_count,
             table_offset: HEADER_LEN as u64,
             data_offset: HEADER_LEN as u64 + ENTRY_LEN as u64 * block_count,
@@ -182,8 +191,14 @@ impl Header {
             file_len: u64_at(bytes, 64),
             table_checksum: u64_at(bytes, 72),
         };
-        if h.codec != CODEC_ZSTD {
+        if Codec::from_code(h.codec).is_none() {
             return Err(corrupt(format!("unknown codec {}", h.codec)));
+        }
+        if h.codec == CODEC_STORED && h.codec_level != 0 {
+            return Err(corrupt(format!(
+                "codec level {} for stored blocks (must be 0)",
+                h.codec_level
+            )));
         }
         if h.block_size == 0 || h.block_size > 1 << 24 {
             return Err(corrupt(format!("bad block size {}", h.block_size)));
@@ -266,6 +281,11 @@ impl Header {
         Ok(())
     }
 
+    /// The codec of the blocks (checked by [`Header::decode`]).
+    pub(crate) fn codec(&self) -> Codec {
+        Codec::from_code(self.codec).expect("codec checked at decode")
+    }
+
     /// Positions in block `i`.
     pub(crate) fn block_len(&self, i: u64) -> usize {
         let start = i * self.block_size as u64;
@@ -292,13 +312,22 @@ pub(crate) fn decode_table(
             header.table_checksum
         )));
     }
+    let stored = header.codec == CODEC_STORED;
     let mut out = Vec::with_capacity(header.block_count as usize);
     let mut prev = header.data_offset;
-    for e in table.chunks_exact(ENTRY_LEN) {
+    for (i, e) in table.chunks_exact(ENTRY_LEN).enumerate() {
         let end = u64_at(e, 0);
         let sum = u64_at(e, 8);
         if end < prev || end > header.file_len {
             return Err(corrupt("block table offsets out of order".into()));
+        }
+        // Stored blocks hold one byte per position: value `k` lies at `data offset + k`.
+        if stored && end - prev != header.block_len(i as u64) as u64 {
+            return Err(corrupt(format!(
+                "stored block {i} is {} bytes, expected {}",
+                end - prev,
+                header.block_len(i as u64)
+            )));
         }
         prev = end;
         out.push((end, sum));
@@ -311,33 +340,95 @@ pub(crate) fn decode_table(
 
 /// Compresses one block of values.
 pub(crate) fn compress_block(values: &[i8]) -> std::io::Result<Vec<u8>> {
-    // SAFETY-free reinterpretation: i8 and u8 have the same size; copy through `as`.
-    let bytes: Vec<u8> = values.iter().map(|&v| v as u8).collect();
-    zstd::bulk::compress(&bytes, ZSTD_LEVEL)
+    zstd::bulk::compress(&to_bytes(values), ZSTD_LEVEL)
 }
 
-/// Encodes a whole level file from its compressed blocks.
-pub(crate) fn encode_file(mut header: Header, blocks: &[Vec<u8>]) -> Vec<u8> {
-    let data_len: usize = blocks.iter().map(|b| b.len()).sum();
+/// The values as bytes (`i8` to `u8` by `as`, without `unsafe`).
+pub(crate) fn to_bytes(values: &[i8]) -> Vec<u8> {
+    values.iter().map(|&v| v as u8).collect()
+}
+
+/// Encodes the header and block table of a level file whose blocks have these lengths and
+/// checksums, in order; the blocks follow it back to back.
+pub(crate) fn encode_prefix(mut header: Header, blocks: &[(u64, u64)]) -> Vec<u8> {
     let mut table = Vec::with_capacity(blocks.len() * ENTRY_LEN);
     let mut end = header.data_offset;
-    for b in blocks {
-        end += b.len() as u64;
+    for &(len, sum) in blocks {
+        end += len;
         table.extend_from_slice(&end.to_le_bytes());
-        table.extend_from_slice(&xxh3_64(b).to_le_bytes());
+        table.extend_from_slice(&sum.to_le_bytes());
     }
     header.file_len = end;
     header.table_checksum = xxh3_64(&table);
-    let mut out = Vec::with_capacity(HEADER_LEN + table.len() + data_len);
+    let mut out = Vec::with_capacity(HEADER_LEN + table.len());
     out.extend_from_slice(&header.encode());
     out.extend_from_slice(&table);
-    for b in blocks {
-        out.extend_from_slice(b);
-    }
     out
 }
 
-/// Checks and decompresses one block into `out` (which gets exactly the block's length).
+/// The bytes of block `i` (offsets from a checked table).
+fn block_bytes<'a>(header: &Header, table: &[(u64, u64)], bytes: &'a [u8], i: u64) -> &'a [u8] {
+    let start = if i == 0 {
+        header.data_offset
+    } else {
+        table[i as usize - 1].0
+    };
+    &bytes[start as usize..table[i as usize].0 as usize]
+}
+
+/// The first value outside `[-s, s]` in a block of level `s`, as an error.
+fn check_values(path: &Path, header: &Header, i: u64, buf: &[u8]) -> Result<(), DbError> {
+    let lim = header.level.min(127) as i8;
+    // A branch-free pass first (it vectorises); the search for the culprit only on failure.
+    let all_in_range = buf.chunks(4096).all(|c| {
+        c.iter()
+            .fold(true, |ok, &b| ok & (-lim..=lim).contains(&(b as i8)))
+    });
+    if all_in_range {
+        return Ok(());
+    }
+    if let Some(&b) = buf.iter().find(|&&b| !(-lim..=lim).contains(&(b as i8))) {
+        return Err(DbError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("block {i} holds value {}, outside [-{lim}, {lim}]", b as i8),
+        });
+    }
+    Ok(())
+}
+
+/// Checks stored block `i` in place: its checksum, its length and every value; returns its
+/// bytes (one value per position).
+pub(crate) fn check_stored_block<'a>(
+    path: &Path,
+    header: &Header,
+    table: &[(u64, u64)],
+    bytes: &'a [u8],
+    i: u64,
+) -> Result<&'a [u8], DbError> {
+    debug_assert_eq!(header.codec, CODEC_STORED);
+    let data = block_bytes(header, table, bytes, i);
+    let sum = table[i as usize].1;
+    let actual = xxh3_64(data);
+    if actual != sum {
+        return Err(DbError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!(
+                "block {i} checksum mismatch (stored {sum:016x}, computed {actual:016x})"
+            ),
+        });
+    }
+    let len = header.block_len(i);
+    if data.len() != len {
+        return Err(DbError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("stored block {i} is {} bytes, expected {len}", data.len()),
+        });
+    }
+    check_values(path, header, i, data)?;
+    Ok(data)
+}
+
+/// Checks and decodes one block (decompressing a zstd block) into `out` (which gets exactly the block's length).
 pub(crate) fn decode_block(
     path: &Path,
     header: &Header,
@@ -350,13 +441,14 @@ pub(crate) fn decode_block(
         path: path.to_path_buf(),
         what,
     };
-    let start = if i == 0 {
-        header.data_offset
-    } else {
-        table[i as usize - 1].0
-    };
-    let (end, sum) = table[i as usize];
-    let data = &bytes[start as usize..end as usize];
+    if header.codec == CODEC_STORED {
+        let data = check_stored_block(path, header, table, bytes, i)?;
+        out.clear();
+        out.extend(data.iter().map(|&b| b as i8));
+        return Ok(());
+    }
+    let data = block_bytes(header, table, bytes, i);
+    let sum = table[i as usize].1;
     let actual = xxh3_64(data);
     if actual != sum {
         return Err(corrupt(format!(
@@ -386,13 +478,7 @@ pub(crate) fn decode_block(
             "block {i} decompresses to {got} bytes, expected {len}"
         )));
     }
-    let lim = header.level.min(127) as i8;
-    if let Some(&b) = buf.iter().find(|&&b| !(-lim..=lim).contains(&(b as i8))) {
-        return Err(corrupt(format!(
-            "block {i} holds value {}, outside [-{lim}, {lim}]",
-            b as i8
-        )));
-    }
+    check_values(path, header, i, &buf)?;
     out.clear();
     out.extend(buf.iter().map(|&b| b as i8));
     Ok(())

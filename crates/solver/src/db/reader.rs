@@ -1,13 +1,15 @@
 //! One level file opened for reading: a memory map, its checked header, and its block table
-//! (checked on first use).
+//! (checked on first use). A stored level is probed straight from the map, each block checked
+//! once on its first probe.
 
 use super::format::{self, Header};
-use super::DbError;
+use super::{Codec, DbError};
 use crate::rules::Rules;
 use memmap2::Mmap;
 use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 /// A read-only memory map of a file.
@@ -36,11 +38,12 @@ impl MappedFile {
         // `<name>.tmp` and rename it over, which makes a new inode and leaves existing maps
         // untouched. Users are told not to edit level files in place while a reader runs.
         // Even then, every byte is checked before use (the header checksum at open, the table
-        // checksum on first use, the block checksum before each decompression, bounds on every
-        // offset), so changed bytes give an error rather than a wrong value; no pointer
-        // arithmetic depends on them beyond checked slicing.
+        // checksum on first use, the block checksum before each decompression or before the
+        // first probe of a stored block, bounds on every offset), so changed bytes give an
+        // error rather than a wrong value; no pointer arithmetic depends on them beyond checked
+        // slicing.
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
-        // Probes touch one small block here and there: without this, each page fault reads
+        // Probes touch one small block (or, stored, one byte) here and there: without this, each page fault reads
         // ahead as much as the device's read-ahead (8 MiB on some virtual disks), which made a
         // cold open (one fault per header) and a cold probe take milliseconds per level.
         // Advice only; failure changes nothing but speed.
@@ -93,6 +96,10 @@ pub(crate) struct LevelFile {
     header: Header,
     /// The decoded block table, or what is wrong with it, once a block has been asked for.
     table: OnceLock<Result<Vec<(u64, u64)>, String>>,
+    /// Stored levels: one bit per block, set once the block has been checked (checksum and
+    /// values), after which probes read its bytes without checks. Empty for zstd levels.
+    /// Relaxed is enough: checking is idempotent and the bytes never change.
+    verified: Vec<AtomicU64>,
 }
 
 impl LevelFile {
@@ -108,11 +115,16 @@ impl LevelFile {
         let map = MappedFile::open(path)?;
         let header = Header::decode(path, &map)?;
         header.expect(path, rules, level, positions)?;
+        let words = match header.codec() {
+            Codec::Stored => header.block_count.div_ceil(64) as usize,
+            Codec::Zstd => 0,
+        };
         Ok(LevelFile {
             path: path.to_path_buf(),
             map,
             header,
             table: OnceLock::new(),
+            verified: (0..words).map(|_| AtomicU64::new(0)).collect(),
         })
     }
 
@@ -127,6 +139,11 @@ impl LevelFile {
     /// Bytes on disk.
     pub(crate) fn file_len(&self) -> u64 {
         self.map.len() as u64
+    }
+
+    /// How the blocks are stored.
+    pub(crate) fn codec(&self) -> Codec {
+        self.header.codec()
     }
 
     /// Blocks in the file.
@@ -153,10 +170,42 @@ impl LevelFile {
             })
     }
 
-    /// Checks and decompresses block `i` into `out`.
+    /// Checks and decodes block `i` into `out`.
     pub(crate) fn read_block(&self, i: u64, out: &mut Vec<i8>) -> Result<(), DbError> {
         let table = self.table()?;
-        format::decode_block(&self.path, &self.header, table, &self.map, i, out)
+        format::decode_block(&self.path, &self.header, table, &self.map, i, out)?;
+        if let Some(word) = self.verified.get(i as usize / 64) {
+            word.fetch_or(1 << (i % 64), Relaxed);
+        }
+        Ok(())
+    }
+
+    /// The value of position `index` of a stored level, read from the map. Its block is
+    /// checked (table, checksum, values) on its first probe; a block that fails stays an error,
+    /// naming the file, on every probe.
+    pub(crate) fn stored_value(&self, index: u64) -> Result<i8, DbError> {
+        debug_assert_eq!(self.codec(), Codec::Stored);
+        let block = index / self.header.block_size as u64;
+        let (word, bit) = (&self.verified[block as usize / 64], 1u64 << (block % 64));
+        if word.load(Relaxed) & bit == 0 {
+            let table = self.table()?;
+            let start = match block {
+                0 => self.header.data_offset,
+                b => table[b as usize - 1].0,
+            };
+            self.map.will_need(start, table[block as usize].0);
+            format::check_stored_block(&self.path, &self.header, table, &self.map, block)?;
+            word.fetch_or(bit, Relaxed);
+        }
+        // The checked table makes every stored block exactly as long as its values, so value
+        // `index` lies at `data offset + index`.
+        Ok(self.map[(self.header.data_offset + index) as usize] as i8)
+    }
+
+    /// Where value `index` of a stored level lies in the map, unchecked: for prefetching only
+    /// (use [`LevelFile::stored_value`] to read it).
+    pub(crate) fn stored_byte(&self, index: u64) -> Option<&u8> {
+        self.map.get((self.header.data_offset + index) as usize)
     }
 
     /// Decompresses the whole level (every block checked) into one vector.

@@ -5,7 +5,15 @@ use crate::exhaustive::Exhaustive;
 
 fn build_tmp(rules: &Rules, upto: u32) -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
-    build(dir.path(), rules, upto, &|_| {}, &AtomicBool::new(false)).unwrap();
+    build(
+        dir.path(),
+        rules,
+        upto,
+        Codec::Zstd,
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     let db = Database::open(dir.path(), rules).unwrap();
     (dir, db)
 }
@@ -48,14 +56,22 @@ fn tamper(dir: &std::path::Path, rules: &Rules, level: u32, index: usize) {
         values[index] - 2
     };
     std::fs::remove_file(&path).unwrap();
-    build::write_level(dir, rules, level, &values).unwrap();
+    build::write_level(dir, rules, level, &values, Codec::Zstd).unwrap();
 }
 
 #[test]
 fn full_verify_finds_a_wrong_value_with_valid_checksums() {
     let rules = Rules::standard(3, 0);
     let dir = tempfile::tempdir().unwrap();
-    build(dir.path(), &rules, 8, &|_| {}, &AtomicBool::new(false)).unwrap();
+    build(
+        dir.path(),
+        &rules,
+        8,
+        Codec::Zstd,
+        &|_| {},
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     let ok = verify(dir.path(), &rules, true, &|_| {}, &AtomicBool::new(false)).unwrap();
     assert!(ok.ok(), "{ok:?}");
     assert!(ok.levels.iter().all(|l| l.recomputed));
