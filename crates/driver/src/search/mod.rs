@@ -734,10 +734,7 @@ impl Search {
         *sh.testing.lock().unwrap() = vec![None; threads];
         let run = |id: usize| {
             let mut w = Worker::new(sh, id);
-            loop {
-                let Some(gamma) = self.next_threshold(id) else {
-                    break;
-                };
+            while let Some(gamma) = self.next_threshold(id) {
                 w.gamma = Some(gamma);
                 let r = w.search(board, gamma - 1, gamma, 0);
                 w.gamma = None;
