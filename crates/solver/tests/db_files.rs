@@ -279,9 +279,9 @@ fn cancelled_build_resumes_to_identical_files() {
 // ---------------------------------------------------------------------------------------------
 // Stored (uncompressed) levels.
 
-/// Level 16 of 4 houses: 245157 boards, four stored blocks of 65536.
+/// Level 16 of 4 houses: 245157 boards, 60 stored blocks of 4096.
 const STORED_TOP: u32 = 16;
-const STORED_BLOCK: usize = 1 << 16;
+const STORED_BLOCK: usize = 1 << 12;
 
 fn build_codec(dir: &Path, upto: u32, codec: Codec) -> db::BuildReport {
     db::build(dir, &rules(), upto, codec, &|_| {}, &AtomicBool::new(false)).unwrap()
@@ -307,7 +307,7 @@ fn stored_levels_give_the_zstd_values_and_convert_both_ways() {
     let mut sdb = Database::open(stored.path(), &rules()).unwrap();
     for info in sdb.levels() {
         assert_eq!(info.codec, Codec::Stored);
-        assert_eq!(info.block_size, 1 << 16);
+        assert_eq!(info.block_size as usize, STORED_BLOCK);
         // Header, table, one byte per position.
         assert_eq!(info.bytes, 128 + 16 * info.blocks + info.positions);
     }
@@ -494,8 +494,11 @@ fn stored_files_find_every_damage() {
     let sample = stored_sample(&good_db, &good);
     let original = std::fs::read(db::level_path(good_dir.path(), STORED_TOP)).unwrap();
     let blocks = good.len().div_ceil(STORED_BLOCK);
-    assert_eq!(blocks, 4);
+    assert_eq!(blocks, 60);
     let data = 128 + 16 * blocks;
+    // The blocks whose table entries and data are damaged: the first two, one in the middle
+    // and the last (a short one).
+    let chosen = [0, 1, blocks / 2, blocks - 1];
     assert_eq!(original.len(), data + good.len());
 
     let dir = tempfile::tempdir().unwrap();
@@ -507,16 +510,20 @@ fn stored_files_find_every_damage() {
         .unwrap();
     }
     let path = db::level_path(dir.path(), STORED_TOP);
-    // Every byte of the header and the table: the open or every probe fails.
-    for at in 0..data {
+    // Every byte of the header and of the chosen blocks' table entries: the open or every
+    // probe fails.
+    let table_bytes = chosen
+        .iter()
+        .flat_map(|&k| 128 + 16 * k..128 + 16 * (k + 1));
+    for at in (0..128).chain(table_bytes) {
         let mut bytes = original.clone();
         bytes[at] ^= 0x01;
         std::fs::write(&path, &bytes).unwrap();
         assert_stored_detected(dir.path(), &sample, None, &format!("byte {at}"));
     }
-    // Data bytes in every block: flipped bits (some out of range), and values changed to
-    // another value in range, which only the block checksum sees.
-    for k in 0..blocks {
+    // Data bytes in the chosen blocks: flipped bits (some out of range), and values changed
+    // to another value in range, which only the block checksum sees.
+    for k in chosen {
         let len = STORED_BLOCK.min(good.len() - k * STORED_BLOCK);
         for off in [0, 1, len / 2, len - 1] {
             let i = k * STORED_BLOCK + off;
@@ -576,7 +583,7 @@ fn stored_blocks_of_the_wrong_length_and_unknown_codecs_are_rejected() {
     // Block 0 one byte short and block 1 one byte long, every checksum made valid: only the
     // length check can see it.
     let mut bytes = original.clone();
-    let data = 128 + 16 * 4;
+    let data = 128 + 16 * good.len().div_ceil(STORED_BLOCK);
     let end0 = u64_at(&bytes, 128) - 1;
     bytes[128..136].copy_from_slice(&end0.to_le_bytes());
     let sum0 = xxh(&bytes[data..end0 as usize]);
@@ -591,7 +598,7 @@ fn stored_blocks_of_the_wrong_length_and_unknown_codecs_are_rejected() {
     assert_stored_detected(dir.path(), &sample, None, "wrong block lengths");
     let report = verify(dir.path(), false);
     let text = format!("{report:?}");
-    assert!(text.contains("stored block 0 is 65535 bytes"), "{text}");
+    assert!(text.contains("stored block 0 is 4095 bytes"), "{text}");
 
     // Codec 2 is unknown; stored with a codec level is not stored.
     for (at, b, want) in [(36, 2u8, "unknown codec 2"), (37, 9, "codec level 9")] {

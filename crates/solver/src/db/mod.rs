@@ -60,12 +60,12 @@ pub const MAX_DB_LEVEL: u32 = rank::MAX_LEVEL;
 /// levels of both codecs; readers handle each level by its own header.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Codec {
-    /// Each block of 8192 values is one zstd frame: small files (a few percent of a byte per
+    /// Each block of 8192 values is one zstd frame: small files (about 40% of a byte per
     /// position), but a probe decompresses a block, so a search first loads the level into
     /// memory ([`Database::load_into_memory`]).
     #[default]
     Zstd,
-    /// Each block of 65536 values is stored as is, one byte per position: files as large as
+    /// Each block of 4096 values is stored as is, one byte per position: files as large as
     /// the values, probed straight from the memory map (each block checked on its first probe)
     /// with nothing to load or decompress.
     Stored,
