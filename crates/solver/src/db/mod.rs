@@ -1070,7 +1070,7 @@ impl Endgame for Database {
         let Some(file) = self.levels.get(s as usize) else {
             return Ok(None);
         };
-        let idx = self.ranker.index(board.raw(), s);
+        let idx = self.ranker.index_packed(sow::pack(board.raw()), s);
         if file.codec() == Codec::Stored {
             return Ok(Some(file.stored_value(idx)? as i32));
         }
@@ -1099,7 +1099,7 @@ impl Endgame for Database {
         let Some(file) = self.levels.get(s as usize) else {
             return;
         };
-        let idx = self.ranker.index(board.raw(), s);
+        let idx = self.ranker.index_packed(sow::pack(board.raw()), s);
         let byte = if file.codec() == Codec::Stored {
             file.stored_byte(idx)
         } else if let Some(memory) = &self.memory {

@@ -28,10 +28,11 @@ const P: usize = 32;
 #[derive(Clone, Debug)]
 pub(crate) struct Ranker {
     m: usize,
-    /// `n[p][r]`: compositions of `r` seeds into `p` houses (saturating at `u64::MAX`).
-    n: Vec<[u64; R]>,
+    /// `n[p][r]`: compositions of `r` seeds into `p` houses (saturating at `u64::MAX`). Fixed
+    /// sizes, so that masked indices need no bounds checks.
+    n: Box<[[u64; R]; P]>,
     /// `below[p][r] = N(p, r - 1)`, zero for `r = 0` (for [`Ranker::index_packed`]).
-    below: Vec<[u64; R]>,
+    below: Box<[[u64; R]; P]>,
 }
 
 fn binom(n: u64, k: u64) -> u128 {
@@ -50,7 +51,7 @@ impl Ranker {
     /// Tables for `m` houses per side.
     pub(crate) fn new(m: usize) -> Ranker {
         assert!((1..=MAX_HOUSES).contains(&m));
-        let mut n = vec![[0u64; R]; P];
+        let mut n = Box::new([[0u64; R]; P]);
         n[0][0] = 1;
         for (p, row) in n.iter_mut().enumerate().skip(1).take(2 * MAX_HOUSES) {
             for (r, x) in row.iter_mut().enumerate() {
@@ -62,14 +63,10 @@ impl Ranker {
                 };
             }
         }
-        let below = n
-            .iter()
-            .map(|row| {
-                let mut b = [0u64; R];
-                b[1..].copy_from_slice(&row[..R - 1]);
-                b
-            })
-            .collect();
+        let mut below = Box::new([[0u64; R]; P]);
+        for (b, row) in below.iter_mut().zip(n.iter()) {
+            b[1..].copy_from_slice(&row[..R - 1]);
+        }
         Ranker { m, n, below }
     }
 
@@ -94,8 +91,10 @@ impl Ranker {
         }
     }
 
-    /// The index of a board (cells mover's side first, `2m` used) in level `s`, its seed count.
-    #[inline]
+    /// The index of a board (cells mover's side first, `2m` used) in level `s`, its seed count:
+    /// the formula of FORMAT.md step by step, the reference that the tests hold
+    /// [`Ranker::index_packed`] (used everywhere else) to.
+    #[cfg(test)]
     pub(crate) fn index(&self, cells: &[u8], s: u32) -> u64 {
         let p = 2 * self.m;
         let mut r = s as usize;
@@ -123,13 +122,28 @@ impl Ranker {
     /// (every byte stays below 128, so no carry crosses bytes).
     #[inline]
     pub(crate) fn index_packed(&self, cells: u128, s: u32) -> u64 {
-        let p = 2 * self.m;
+        // One copy per board size, so that the loop over the houses unrolls.
+        match self.m {
+            1 => self.index_packed_p::<2>(cells, s),
+            2 => self.index_packed_p::<4>(cells, s),
+            3 => self.index_packed_p::<6>(cells, s),
+            4 => self.index_packed_p::<8>(cells, s),
+            5 => self.index_packed_p::<10>(cells, s),
+            6 => self.index_packed_p::<12>(cells, s),
+            7 => self.index_packed_p::<14>(cells, s),
+            _ => self.index_packed_p::<16>(cells, s),
+        }
+    }
+
+    /// [`Ranker::index_packed`] for `2m = Q` houses.
+    #[inline(always)]
+    fn index_packed_p<const Q: usize>(&self, cells: u128, s: u32) -> u64 {
         let ones = u128::from_le_bytes([1; 16]);
         let prefix = cells.wrapping_mul(ones).to_le_bytes();
         let s = s as usize;
-        let mut acc = self.n[p & (P - 1)][s & (R - 1)].wrapping_sub(1);
-        for i in 1..p {
-            let q = p - i + 1;
+        let mut acc = self.n[Q & (P - 1)][s & (R - 1)].wrapping_sub(1);
+        for i in 1..Q {
+            let q = Q - i + 1;
             // Masks are no-ops for valid boards and spare the bounds checks.
             let y = s.wrapping_sub(prefix[(i - 1) & 15] as usize);
             acc = acc.wrapping_sub(self.below[q & (P - 1)][y & (R - 1)]);
