@@ -358,53 +358,69 @@ pub(crate) fn recheck_level(
     Some((bad.into_inner(), ex))
 }
 
-/// Encodes a level in `codec` and writes its file atomically: `<name>.tmp`, fsync, rename, fsync of
-/// the directory. Returns the file's length.
-pub(crate) fn write_level(
+/// A level encoded for writing: the file's header and table, and its blocks.
+pub(crate) struct EncodedLevel {
+    level: u32,
+    prefix: Vec<u8>,
+    blocks: Vec<Vec<u8>>,
+}
+
+impl EncodedLevel {
+    /// Bytes of the file.
+    pub(crate) fn len(&self) -> u64 {
+        (self.prefix.len() + self.blocks.iter().map(Vec::len).sum::<usize>()) as u64
+    }
+}
+
+/// Encodes the values of level `level` in `codec` (compressing blocks in parallel): the work
+/// of [`write_level`] that needs the processors.
+pub(crate) fn encode_level(
     dir: &Path,
     rules: &Rules,
     level: u32,
     values: &[i8],
     codec: Codec,
-) -> Result<u64, DbError> {
-    let path = format::level_path(dir, level);
-    let tmp = dir.join(format!("{}.tmp", format::level_file_name(level)));
-    let io = |p: &Path| {
-        let p = p.to_path_buf();
-        move |source| DbError::Io { path: p, source }
-    };
+) -> Result<EncodedLevel, DbError> {
     let header = Header::for_rules(rules, level, values.len() as u64, codec);
     let bs = header.block_size as usize;
-    // The blocks' bytes: compressed blocks, or the values themselves cut into blocks.
-    let compressed: Vec<Vec<u8>>;
-    let raw: Vec<u8>;
-    let blocks: Vec<&[u8]> = match codec {
-        Codec::Zstd => {
-            compressed = values
-                .par_chunks(bs)
-                .map(format::compress_block)
-                .collect::<Result<_, _>>()
-                .map_err(io(&path))?;
-            compressed.iter().map(|b| &b[..]).collect()
-        }
-        Codec::Stored => {
-            raw = format::to_bytes(values);
-            raw.chunks(bs).collect()
-        }
+    let blocks: Vec<Vec<u8>> = match codec {
+        Codec::Zstd => values
+            .par_chunks(bs)
+            .map(format::compress_block)
+            .collect::<Result<_, _>>()
+            .map_err(|source| DbError::Io {
+                path: format::level_path(dir, level),
+                source,
+            })?,
+        Codec::Stored => values.par_chunks(bs).map(format::to_bytes).collect(),
     };
     let entries: Vec<(u64, u64)> = blocks
         .par_iter()
         .map(|b| (b.len() as u64, xxh3_64(b)))
         .collect();
-    let prefix = format::encode_prefix(header, &entries);
-    let mut len = prefix.len() as u64;
+    Ok(EncodedLevel {
+        level,
+        prefix: format::encode_prefix(header, &entries),
+        blocks,
+    })
+}
+
+/// Writes an encoded level into `dir`: to `<name>.tmp`, synced, then renamed over the level's
+/// name (and the directory synced), so that a crash never leaves a partial file under the
+/// level's name. Returns the bytes written. The work of [`write_level`] that waits on the disk.
+pub(crate) fn commit_level(dir: &Path, e: &EncodedLevel) -> Result<u64, DbError> {
+    let path = format::level_path(dir, e.level);
+    let tmp = dir.join(format!("{}.tmp", format::level_file_name(e.level)));
+    let io = |p: &Path| {
+        let p = p.to_path_buf();
+        move |source| DbError::Io { path: p, source }
+    };
     {
         let f = File::create(&tmp).map_err(io(&tmp))?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
-        w.write_all(&prefix).map_err(io(&tmp))?;
-        for b in &blocks {
+        w.write_all(&e.prefix).map_err(io(&tmp))?;
+        for b in &e.blocks {
             w.write_all(b).map_err(io(&tmp))?;
-            len += b.len() as u64;
         }
         let f = w.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
         f.sync_all().map_err(io(&tmp))?;
@@ -414,5 +430,17 @@ pub(crate) fn write_level(
         // Best effort: makes the rename durable on file systems that need it.
         let _ = d.sync_all();
     }
-    Ok(len)
+    Ok(e.len())
+}
+
+/// Writes level `level` of `values` into `dir` in `codec` ([`encode_level`] then
+/// [`commit_level`]). Returns the bytes written.
+pub(crate) fn write_level(
+    dir: &Path,
+    rules: &Rules,
+    level: u32,
+    values: &[i8],
+    codec: Codec,
+) -> Result<u64, DbError> {
+    commit_level(dir, &encode_level(dir, rules, level, values, codec)?)
 }

@@ -471,71 +471,86 @@ pub fn build(
     }
     let mut report = BuildReport::default();
     let mut lower: Vec<Vec<i8>> = Vec::new();
-    for l in 0..=upto {
-        let path = format::level_path(dir, l);
-        if cancel.load(Relaxed) {
-            return Err(DbError::Interrupted { path });
-        }
-        let n = ranker.level_size(l);
-        // Values are needed in memory if some later level has to be built.
-        let needed_later = present[l as usize + 1..].iter().any(|p| p.is_none());
-        if let Some(file) = present[l as usize].take() {
-            let load = PhaseReport::start(progress, l, Phase::Load, n);
-            let mut values = Vec::new();
-            let read = file.read_all(&mut values);
-            load.finish();
-            match read {
-                Ok(()) => {
-                    progress(&Progress::Skipped { level: l });
-                    report.skipped.push(l);
-                    if needed_later {
-                        lower.push(values);
-                    } else {
-                        lower.push(Vec::new());
+    // A level's file is written and synced on another thread while the next level is solved
+    // (the disk and the processors work at once); at most one write is in flight, and its
+    // error, if any, ends the build.
+    std::thread::scope(|scope| {
+        let mut writing: Option<std::thread::ScopedJoinHandle<'_, Result<u64, DbError>>> = None;
+        for l in 0..=upto {
+            let path = format::level_path(dir, l);
+            if cancel.load(Relaxed) {
+                return Err(DbError::Interrupted { path });
+            }
+            let n = ranker.level_size(l);
+            // Values are needed in memory if some later level has to be built.
+            let needed_later = present[l as usize + 1..].iter().any(|p| p.is_none());
+            if let Some(file) = present[l as usize].take() {
+                let load = PhaseReport::start(progress, l, Phase::Load, n);
+                let mut values = Vec::new();
+                let read = file.read_all(&mut values);
+                load.finish();
+                match read {
+                    Ok(()) => {
+                        progress(&Progress::Skipped { level: l });
+                        report.skipped.push(l);
+                        if needed_later {
+                            lower.push(values);
+                        } else {
+                            lower.push(Vec::new());
+                        }
+                        continue;
                     }
-                    continue;
-                }
-                Err(e) => {
-                    progress(&Progress::Invalid {
-                        level: l,
-                        problem: e.to_string(),
-                    });
+                    Err(e) => {
+                        progress(&Progress::Invalid {
+                            level: l,
+                            problem: e.to_string(),
+                        });
+                    }
                 }
             }
-        }
-        // Build level l: every lower level must be in memory.
-        for (j, v) in lower.iter_mut().enumerate() {
-            if v.is_empty() {
-                let f = LevelFile::open(
-                    &format::level_path(dir, j as u32),
-                    &rules,
-                    j as u32,
-                    ranker.level_size(j as u32),
-                )?;
-                f.read_all(v)?;
+            // Build level l: every lower level must be in memory.
+            for (j, v) in lower.iter_mut().enumerate() {
+                if v.is_empty() {
+                    let f = LevelFile::open(
+                        &format::level_path(dir, j as u32),
+                        &rules,
+                        j as u32,
+                        ranker.level_size(j as u32),
+                    )?;
+                    f.read_all(v)?;
+                }
             }
+            let solve = PhaseReport::start(progress, l, Phase::Solve, n);
+            let t = std::time::Instant::now();
+            let values =
+                build::solve_level(&rules, &ranker, l, &lower, &|k| solve.advance(k), cancel)
+                    .ok_or_else(|| DbError::Interrupted { path: path.clone() })?;
+            let seconds = t.elapsed().as_secs_f64();
+            solve.finish();
+            let write = PhaseReport::start(progress, l, Phase::Write, n);
+            let encoded = build::encode_level(dir, &rules, l, &values, codec)?;
+            if let Some(previous) = writing.take() {
+                previous.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+            }
+            let bytes = encoded.len();
+            writing = Some(scope.spawn(move || build::commit_level(dir, &encoded)));
+            write.finish();
+            progress(&Progress::Written {
+                level: l,
+                positions: n,
+                bytes,
+                seconds,
+            });
+            report.built.push(l);
+            report.positions_built += n;
+            report.solve_seconds += seconds;
+            lower.push(values);
         }
-        let solve = PhaseReport::start(progress, l, Phase::Solve, n);
-        let t = std::time::Instant::now();
-        let values = build::solve_level(&rules, &ranker, l, &lower, &|k| solve.advance(k), cancel)
-            .ok_or_else(|| DbError::Interrupted { path: path.clone() })?;
-        let seconds = t.elapsed().as_secs_f64();
-        solve.finish();
-        let write = PhaseReport::start(progress, l, Phase::Write, n);
-        let bytes = build::write_level(dir, &rules, l, &values, codec)?;
-        write.finish();
-        progress(&Progress::Written {
-            level: l,
-            positions: n,
-            bytes,
-            seconds,
-        });
-        report.built.push(l);
-        report.positions_built += n;
-        report.solve_seconds += seconds;
-        lower.push(values);
-    }
-    Ok(report)
+        if let Some(last) = writing.take() {
+            last.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        }
+        Ok(report)
+    })
 }
 
 /// What [`convert`] did.
