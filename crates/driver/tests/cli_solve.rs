@@ -246,3 +246,49 @@ fn solve_builds_the_default_database_it_needs() {
     );
     assert!(first.contains("value: +"), "{first}");
 }
+
+#[test]
+fn solve_over_stored_and_zstd_databases_agrees_and_reports_the_load() {
+    let root = tempfile::tempdir().unwrap();
+    let mut answers = Vec::new();
+    for codec in ["zstd", "stored"] {
+        let dir = root.path().join(codec);
+        let dir = dir.to_str().unwrap();
+        let (code, _, err) = kalah(&[
+            "db", "build", "--houses", "3", "--upto", "10", "--codec", codec, "--dir", dir,
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v = solve_json(&[
+            "--houses",
+            "3",
+            "--seeds",
+            "4",
+            "--db",
+            dir,
+            "--all-moves",
+            "--threads",
+            "2",
+        ]);
+        assert_eq!(v["database_seeds"], 10, "{v}");
+        let load = v["database_load_seconds"].as_f64().expect("a load time");
+        assert!((0.0..60.0).contains(&load), "{v}");
+        answers.push((v["value"].clone(), v["moves"].clone()));
+        let (code, out, err) = kalah(&[
+            "solve", "--houses", "3", "--seeds", "4", "--db", dir, "--tt-mb", "16",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("database: levels 0..=10, opened in "), "{out}");
+    }
+    assert_eq!(answers[0], answers[1]);
+    // And both agree with the search alone.
+    let alone = solve_json(&[
+        "--houses",
+        "3",
+        "--seeds",
+        "4",
+        "--all-moves",
+        "--build-upto",
+        "0",
+    ]);
+    assert_eq!(answers[0], (alone["value"].clone(), alone["moves"].clone()));
+}

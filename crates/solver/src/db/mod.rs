@@ -530,7 +530,9 @@ pub fn build(
             let write = PhaseReport::start(progress, l, Phase::Write, n);
             let encoded = build::encode_level(dir, &rules, l, &values, codec)?;
             if let Some(previous) = writing.take() {
-                previous.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+                previous
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
             }
             let bytes = encoded.len();
             writing = Some(scope.spawn(move || build::commit_level(dir, &encoded)));
@@ -547,7 +549,8 @@ pub fn build(
             lower.push(values);
         }
         if let Some(last) = writing.take() {
-            last.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+            last.join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
         }
         Ok(report)
     })
