@@ -14,7 +14,9 @@ use std::sync::OnceLock;
 
 /// A read-only memory map of a file.
 ///
-/// This is the one place where the database uses `unsafe`.
+/// This is the one place where the database maps memory with `unsafe` (the only other
+/// `unsafe` of the crate is the cache-prefetch hint of `Database::prefetch`, which touches
+/// no memory).
 enum MappedFile {
     Map(Mmap),
     /// Files too short to hold a header are read instead (mapping an empty file can fail).
