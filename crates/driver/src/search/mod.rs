@@ -4,8 +4,9 @@
 //! the seeds in the houses) is found by MTD(f): a sequence of zero-window alpha-beta probes, each
 //! exact to the end of the game or to a database leaf (never depth-limited), that narrows a
 //! proven interval `[lower, upper]` until it closes. The probes share one transposition table
-//! keyed on the houses only; several threads run the same probes with different move orders and
-//! pool what they prove in the table (lazy SMP), so every core helps.
+//! keyed on the houses only. Several threads test different thresholds around the current guess
+//! at once (see `Search::next_threshold`), or share one with different move orders near the root
+//! when thresholds run out, and pool what they prove in the table, so every core helps.
 //!
 //! The search knows nothing of terminals or bars: it reports through a callback, stops when a
 //! cancellation flag is set (or a node limit is reached), and can save what it has proven in a
