@@ -37,6 +37,16 @@ fn values(db: &Database, level: u32) -> Vec<i32> {
         .collect()
 }
 
+/// A new directory holding copies of the levels below `top` of `src`: the place to write a
+/// damaged level `top`.
+fn levels_below(src: &Path, top: u32) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for l in 0..top {
+        std::fs::copy(db::level_path(src, l), db::level_path(dir.path(), l)).unwrap();
+    }
+    dir
+}
+
 fn verify(dir: &Path, full: bool) -> db::VerifyReport {
     db::verify(dir, &rules(), full, &|_| {}, &AtomicBool::new(false)).unwrap()
 }
@@ -87,14 +97,7 @@ fn every_flipped_byte_is_detected() {
     let original = std::fs::read(db::level_path(good_dir.path(), TOP)).unwrap();
     assert!(verify(good_dir.path(), true).ok());
 
-    let dir = tempfile::tempdir().unwrap();
-    for l in 0..TOP {
-        std::fs::copy(
-            db::level_path(good_dir.path(), l),
-            db::level_path(dir.path(), l),
-        )
-        .unwrap();
-    }
+    let dir = levels_below(good_dir.path(), TOP);
     let path = db::level_path(dir.path(), TOP);
     // Every byte of the header and block table (first 128 + 2 * 16 bytes), then a spread of
     // data bytes covering both blocks.
@@ -125,14 +128,7 @@ fn damaged_files_of_every_kind_are_errors() {
     let good = values(&good_db, TOP);
     let original = std::fs::read(db::level_path(good_dir.path(), TOP)).unwrap();
 
-    let dir = tempfile::tempdir().unwrap();
-    for l in 0..TOP {
-        std::fs::copy(
-            db::level_path(good_dir.path(), l),
-            db::level_path(dir.path(), l),
-        )
-        .unwrap();
-    }
+    let dir = levels_below(good_dir.path(), TOP);
     let path = db::level_path(dir.path(), TOP);
     let cases: Vec<(&str, Vec<u8>)> = vec![
         ("empty", Vec::new()),
@@ -501,14 +497,7 @@ fn stored_files_find_every_damage() {
     let chosen = [0, 1, blocks / 2, blocks - 1];
     assert_eq!(original.len(), data + good.len());
 
-    let dir = tempfile::tempdir().unwrap();
-    for l in 0..STORED_TOP {
-        std::fs::copy(
-            db::level_path(good_dir.path(), l),
-            db::level_path(dir.path(), l),
-        )
-        .unwrap();
-    }
+    let dir = levels_below(good_dir.path(), STORED_TOP);
     let path = db::level_path(dir.path(), STORED_TOP);
     // Every byte of the header and of the chosen blocks' table entries: the open or every
     // probe fails.
@@ -568,14 +557,7 @@ fn stored_blocks_of_the_wrong_length_and_unknown_codecs_are_rejected() {
     let good = values(&good_db, STORED_TOP);
     let sample = stored_sample(&good_db, &good);
     let original = std::fs::read(db::level_path(good_dir.path(), STORED_TOP)).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    for l in 0..STORED_TOP {
-        std::fs::copy(
-            db::level_path(good_dir.path(), l),
-            db::level_path(dir.path(), l),
-        )
-        .unwrap();
-    }
+    let dir = levels_below(good_dir.path(), STORED_TOP);
     let path = db::level_path(dir.path(), STORED_TOP);
     let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     let xxh = xxhash_rust::xxh3::xxh3_64;

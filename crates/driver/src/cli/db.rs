@@ -146,6 +146,17 @@ fn parse_codec(s: &str) -> CliResult<Codec> {
         .map_err(|e| CliError::usage(format!("--codec: {e}")))
 }
 
+/// Bytes of the files of `levels` in `dir` (a missing file counts nothing).
+fn bytes_on_disk(dir: &Path, levels: impl Iterator<Item = u32>) -> u64 {
+    levels
+        .map(|l| {
+            std::fs::metadata(db::level_path(dir, l))
+                .map(|m| m.len())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
 fn db_error(e: DbError) -> CliError {
     match e {
         DbError::Interrupted { .. } => CliError {
@@ -242,13 +253,7 @@ fn build(a: &BuildArgs) -> CliResult {
         db::build(&dir, &rules, a.upto, codec, &|p| bars.report(p), cancel).map_err(db_error)?;
     let wall = t.elapsed().as_secs_f64();
     let positions: u64 = (0..=a.upto).map(|l| db::level_size(rules.houses, l)).sum();
-    let bytes: u64 = (0..=a.upto)
-        .map(|l| {
-            std::fs::metadata(db::level_path(&dir, l))
-                .map(|m| m.len())
-                .unwrap_or(0)
-        })
-        .sum();
+    let bytes = bytes_on_disk(&dir, 0..=a.upto);
     if a.json {
         println!(
             "{}",
@@ -334,14 +339,7 @@ fn convert(a: &ConvertArgs) -> CliResult {
         .iter()
         .map(|&l| db::level_size(rules.houses, l))
         .sum();
-    let bytes: u64 = levels
-        .iter()
-        .map(|&l| {
-            std::fs::metadata(db::level_path(&a.to, l))
-                .map(|m| m.len())
-                .unwrap_or(0)
-        })
-        .sum();
+    let bytes = bytes_on_disk(&a.to, levels.iter().copied());
     if a.json {
         println!(
             "{}",
