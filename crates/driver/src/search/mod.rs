@@ -221,8 +221,12 @@ impl Shared {
 
     /// The database value of a board it covers; `None` (and the search stopped) on an error.
     pub fn probe(&self, board: &Board) -> Option<i32> {
+        self.probe_keyed(board, tt::key(board))
+    }
+
+    /// [`Shared::probe`] of a board whose table key `key` is known.
+    pub fn probe_keyed(&self, board: &Board, key: u64) -> Option<i32> {
         let db = self.endgame.as_ref()?;
-        let key = tt::key(board);
         if let Some(v) = self.leaves.get(key) {
             return Some(v);
         }

@@ -232,13 +232,8 @@ impl<'a> Worker<'a> {
             let (clo, chi) = if let Some(v) = fin {
                 (v, v)
             } else if small {
-                match self.shared.leaves.get(child_key) {
-                    Some(v) => (v, v),
-                    None => {
-                        let v = self.shared.probe(&next)?;
-                        (v, v)
-                    }
-                }
+                let v = self.shared.probe_keyed(&next, child_key)?;
+                (v, v)
             } else {
                 match self.table().probe(child_key) {
                     Some(e) => (e.lower.max(-cs), e.upper.min(cs)),
