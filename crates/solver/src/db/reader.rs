@@ -212,16 +212,24 @@ impl LevelFile {
 
     /// Decompresses the whole level (every block checked) into one vector.
     pub(crate) fn read_all(&self, out: &mut Vec<i8>) -> Result<(), DbError> {
-        let mut bytes = vec![0u8; self.header.positions as usize];
-        self.read_into(&mut bytes)?;
         out.clear();
-        out.extend(bytes.iter().map(|&b| b as i8));
-        Ok(())
+        out.resize(self.header.positions as usize, 0);
+        self.read_blocks(out, |d, v| *d = v)
     }
 
     /// Decompresses the whole level (every block checked) into `out`, one byte per position
     /// (the `i8` value's bits); `out` must hold exactly the level's positions.
     pub(crate) fn read_into(&self, out: &mut [u8]) -> Result<(), DbError> {
+        self.read_blocks(out, |d, v| *d = v as u8)
+    }
+
+    /// Reads every block (each checked) in parallel into its part of `out`, which holds
+    /// exactly the level's positions, storing each value with `put`.
+    fn read_blocks<T: Send>(
+        &self,
+        out: &mut [T],
+        put: impl Fn(&mut T, i8) + Sync,
+    ) -> Result<(), DbError> {
         use rayon::prelude::*;
         assert_eq!(out.len() as u64, self.header.positions);
         self.table()?;
@@ -232,7 +240,7 @@ impl LevelFile {
             .try_for_each_init(Vec::new, |buf, (i, chunk)| {
                 self.read_block(i as u64, buf)?;
                 for (d, &v) in chunk.iter_mut().zip(buf.iter()) {
-                    *d = v as u8;
+                    put(d, v);
                 }
                 Ok(())
             })
