@@ -224,6 +224,14 @@ impl Header {
         if h.data_offset > h.file_len {
             return Err(corrupt("block table runs past the end of the file".into()));
         }
+        // Stored blocks hold one byte per position, back to back: the layout fixes the length.
+        if h.codec == CODEC_STORED && h.file_len - h.data_offset != h.positions {
+            return Err(corrupt(format!(
+                "stored data is {} bytes, expected one per position ({})",
+                h.file_len - h.data_offset,
+                h.positions
+            )));
+        }
         Ok(h)
     }
 
@@ -396,18 +404,43 @@ fn check_values(path: &Path, header: &Header, i: u64, buf: &[u8]) -> Result<(), 
     Ok(())
 }
 
-/// Checks stored block `i` in place: its checksum, its length and every value; returns its
-/// bytes (one value per position).
+/// Stored levels: block `i`'s checksum, read straight from its table entry, whose end offset
+/// must be the one the layout implies (blocks of one byte per position, back to back). A probe
+/// checks its block with this, without reading (or checksumming) the whole table: a damaged
+/// entry still fails, as a wrong offset here or as a checksum that does not match the block.
+pub(crate) fn stored_entry(
+    path: &Path,
+    header: &Header,
+    bytes: &[u8],
+    i: u64,
+) -> Result<u64, DbError> {
+    debug_assert_eq!(header.codec, CODEC_STORED);
+    let at = (header.table_offset + i * ENTRY_LEN as u64) as usize;
+    let e = &bytes[at..at + ENTRY_LEN];
+    let (end, sum) = (u64_at(e, 0), u64_at(e, 8));
+    let expected = header.data_offset + i * header.block_size as u64 + header.block_len(i) as u64;
+    if end != expected {
+        return Err(DbError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("stored block {i} ends at offset {end}, expected {expected}"),
+        });
+    }
+    Ok(sum)
+}
+
+/// Checks stored block `i` in place against checksum `sum` (from its table entry): the
+/// checksum and every value; returns its bytes (one value per position).
 pub(crate) fn check_stored_block<'a>(
     path: &Path,
     header: &Header,
-    table: &[(u64, u64)],
     bytes: &'a [u8],
     i: u64,
+    sum: u64,
 ) -> Result<&'a [u8], DbError> {
     debug_assert_eq!(header.codec, CODEC_STORED);
-    let data = block_bytes(header, table, bytes, i);
-    let sum = table[i as usize].1;
+    // The header was checked to hold exactly one byte per position after the table.
+    let start = (header.data_offset + i * header.block_size as u64) as usize;
+    let data = &bytes[start..start + header.block_len(i)];
     let actual = xxh3_64(data);
     if actual != sum {
         return Err(DbError::Corrupt {
@@ -415,13 +448,6 @@ pub(crate) fn check_stored_block<'a>(
             what: format!(
                 "block {i} checksum mismatch (stored {sum:016x}, computed {actual:016x})"
             ),
-        });
-    }
-    let len = header.block_len(i);
-    if data.len() != len {
-        return Err(DbError::Corrupt {
-            path: path.to_path_buf(),
-            what: format!("stored block {i} is {} bytes, expected {len}", data.len()),
         });
     }
     check_values(path, header, i, data)?;
@@ -442,7 +468,7 @@ pub(crate) fn decode_block(
         what,
     };
     if header.codec == CODEC_STORED {
-        let data = check_stored_block(path, header, table, bytes, i)?;
+        let data = check_stored_block(path, header, bytes, i, table[i as usize].1)?;
         out.clear();
         out.extend(data.iter().map(|&b| b as i8));
         return Ok(());

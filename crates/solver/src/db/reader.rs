@@ -183,23 +183,19 @@ impl LevelFile {
     }
 
     /// The value of position `index` of a stored level, read from the map. Its block is
-    /// checked (table, checksum, values) on its first probe; a block that fails stays an error,
-    /// naming the file, on every probe.
+    /// checked (its table entry, checksum and values) on its first probe; a block that fails
+    /// stays an error, naming the file, on every probe.
     pub(crate) fn stored_value(&self, index: u64) -> Result<i8, DbError> {
         debug_assert_eq!(self.codec(), Codec::Stored);
         let block = index / self.header.block_size as u64;
         let (word, bit) = (&self.verified[block as usize / 64], 1u64 << (block % 64));
         if word.load(Relaxed) & bit == 0 {
-            let table = self.table()?;
-            let start = match block {
-                0 => self.header.data_offset,
-                b => table[b as usize - 1].0,
-            };
-            self.map.will_need(start, table[block as usize].0);
-            format::check_stored_block(&self.path, &self.header, table, &self.map, block)?;
+            // One table entry, not the whole table: a probe of a large level stays cheap.
+            let sum = format::stored_entry(&self.path, &self.header, &self.map, block)?;
+            format::check_stored_block(&self.path, &self.header, &self.map, block, sum)?;
             word.fetch_or(bit, Relaxed);
         }
-        // The checked table makes every stored block exactly as long as its values, so value
+        // The checked header makes the stored blocks exactly as long as their values, so value
         // `index` lies at `data offset + index`.
         Ok(self.map[(self.header.data_offset + index) as usize] as i8)
     }
