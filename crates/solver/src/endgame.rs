@@ -18,9 +18,22 @@ pub trait Endgame: Send + Sync {
 
     /// A hint that `board` will be probed soon: an implementation may start bringing its
     /// value into the processor's cache so that several probes overlap their memory latency.
-    /// Changes nothing but speed; the default does nothing.
-    fn prefetch(&self, board: &Board) {
+    /// It may return where the value lies (an implementation-defined number, for example the
+    /// board's index in its level), to be handed to [`Endgame::probe_located`] for the same
+    /// board so that the work of finding it is not done twice. Changes nothing but speed; the
+    /// default does nothing and returns `None`.
+    fn prefetch(&self, board: &Board) -> Option<u64> {
         let _ = board;
+        None
+    }
+
+    /// [`Endgame::probe`] of a board for which [`Endgame::prefetch`] of this same database
+    /// returned `place`. The result is the same as `probe(board)`; passing a place that
+    /// `prefetch` did not return for this board is a logic error (the answer may be wrong).
+    /// The default ignores the place.
+    fn probe_located(&self, board: &Board, place: Option<u64>) -> Result<Option<i32>, DbError> {
+        let _ = place;
+        self.probe(board)
     }
 
     /// Whether a probe is a plain memory read (after [`Endgame::prefetch`]), so that a cache

@@ -508,7 +508,10 @@ fn stored_files_find_every_damage() {
         std::fs::write(&path, &bytes).unwrap();
         assert_stored_detected(dir.path(), &sample, None, &format!("byte {at}"));
     }
-    for at in chosen.iter().flat_map(|&k| 128 + 16 * k..128 + 16 * (k + 1)) {
+    for at in chosen
+        .iter()
+        .flat_map(|&k| 128 + 16 * k..128 + 16 * (k + 1))
+    {
         let mut bytes = original.clone();
         bytes[at] ^= 0x01;
         std::fs::write(&path, &bytes).unwrap();

@@ -221,16 +221,17 @@ impl Shared {
 
     /// The database value of a board it covers; `None` (and the search stopped) on an error.
     pub fn probe(&self, board: &Board) -> Option<i32> {
-        self.probe_keyed(board, tt::key(board))
+        self.probe_keyed(board, tt::key(board), None)
     }
 
-    /// [`Shared::probe`] of a board whose table key `key` is known.
-    pub fn probe_keyed(&self, board: &Board, key: u64) -> Option<i32> {
+    /// [`Shared::probe`] of a board whose table key `key` is known, and whose place in the
+    /// database is `place` if [`Shared::prefetch_leaf`] returned one for it.
+    pub fn probe_keyed(&self, board: &Board, key: u64, place: Option<u64>) -> Option<i32> {
         let db = self.endgame.as_ref()?;
         if let Some(v) = self.leaves.get(key) {
             return Some(v);
         }
-        match db.probe(board) {
+        match db.probe_located(board, place) {
             Ok(Some(v)) => {
                 self.leaves.put(key, v);
                 Some(v)
@@ -252,10 +253,9 @@ impl Shared {
     /// Starts bringing the database value of `board` into the cache (see
     /// [`Endgame::prefetch`]).
     #[inline]
-    pub fn prefetch_leaf(&self, board: &Board) {
-        if let Some(db) = &self.endgame {
-            db.prefetch(board);
-        }
+    /// Returns its place in the database, for [`Shared::probe_keyed`].
+    pub fn prefetch_leaf(&self, board: &Board) -> Option<u64> {
+        self.endgame.as_ref()?.prefetch(board)
     }
 
     fn fail(&self, e: DbError) {

@@ -211,18 +211,19 @@ impl<'a> Worker<'a> {
             let fin = next.final_value(&self.rules);
             let small = (next.seeds() as i32) <= self.leaf;
             let k = tt::key(&next);
+            let mut place = None;
             if fin.is_none() {
                 if small {
                     self.shared.leaves.prefetch(k);
-                    self.shared.prefetch_leaf(&next);
+                    place = self.shared.prefetch_leaf(&next);
                 } else {
                     self.table().prefetch(k);
                 }
             }
-            *slot = Some((s, next, fin, small, k));
+            *slot = Some((s, next, fin, small, k, place));
         }
         for (h, slot) in sown.iter().enumerate().take(m) {
-            let Some((s, next, fin, small, child_key)) = *slot else {
+            let Some((s, next, fin, small, child_key, place)) = *slot else {
                 continue;
             };
             let gain = s.gain as i32;
@@ -232,7 +233,7 @@ impl<'a> Worker<'a> {
             let (clo, chi) = if let Some(v) = fin {
                 (v, v)
             } else if small {
-                let v = self.shared.probe_keyed(&next, child_key)?;
+                let v = self.shared.probe_keyed(&next, child_key, place)?;
                 (v, v)
             } else {
                 match self.table().probe(child_key) {

@@ -1077,6 +1077,10 @@ impl Endgame for Database {
     }
 
     fn probe(&self, board: &Board) -> Result<Option<i32>, DbError> {
+        self.probe_located(board, None)
+    }
+
+    fn probe_located(&self, board: &Board, place: Option<u64>) -> Result<Option<i32>, DbError> {
         if board.houses() != self.rules.houses {
             return Err(DbError::WrongHouses {
                 path: self.dir.clone(),
@@ -1088,7 +1092,13 @@ impl Endgame for Database {
         let Some(file) = self.levels.get(s as usize) else {
             return Ok(None);
         };
-        let idx = self.ranker.index_packed(sow::pack(board.raw()), s);
+        let idx = match place {
+            Some(idx) => {
+                debug_assert_eq!(idx, self.ranker.index_packed(sow::pack(board.raw()), s));
+                idx
+            }
+            None => self.ranker.index_packed(sow::pack(board.raw()), s),
+        };
         if file.codec() == Codec::Stored {
             return Ok(Some(file.stored_value(idx)? as i32));
         }
@@ -1108,15 +1118,14 @@ impl Endgame for Database {
         self.memory.is_some() || self.levels.iter().all(|f| f.codec() == Codec::Stored)
     }
 
+    /// Returns the board's index in its level.
     #[inline]
-    fn prefetch(&self, board: &Board) {
+    fn prefetch(&self, board: &Board) -> Option<u64> {
         let s = board.seeds();
         if board.houses() != self.rules.houses {
-            return;
+            return None;
         }
-        let Some(file) = self.levels.get(s as usize) else {
-            return;
-        };
+        let file = self.levels.get(s as usize)?;
         let idx = self.ranker.index_packed(sow::pack(board.raw()), s);
         let byte = if file.codec() == Codec::Stored {
             file.stored_byte(idx)
@@ -1128,6 +1137,7 @@ impl Endgame for Database {
         if let Some(b) = byte {
             prefetch_byte(b);
         }
+        Some(idx)
     }
 }
 
