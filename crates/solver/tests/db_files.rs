@@ -275,9 +275,9 @@ fn cancelled_build_resumes_to_identical_files() {
 // ---------------------------------------------------------------------------------------------
 // Stored (uncompressed) levels.
 
-/// Level 16 of 4 houses: 245157 boards, 60 stored blocks of 4096.
+/// Level 16 of 4 houses: 245157 boards, 479 stored blocks of 512.
 const STORED_TOP: u32 = 16;
-const STORED_BLOCK: usize = 1 << 12;
+const STORED_BLOCK: usize = 1 << 9;
 
 fn build_codec(dir: &Path, upto: u32, codec: Codec) -> db::BuildReport {
     db::build(dir, &rules(), upto, codec, &|_| {}, &AtomicBool::new(false)).unwrap()
@@ -490,7 +490,7 @@ fn stored_files_find_every_damage() {
     let sample = stored_sample(&good_db, &good);
     let original = std::fs::read(db::level_path(good_dir.path(), STORED_TOP)).unwrap();
     let blocks = good.len().div_ceil(STORED_BLOCK);
-    assert_eq!(blocks, 60);
+    assert_eq!(blocks, 479);
     let data = 128 + 16 * blocks;
     // The blocks whose table entries and data are damaged: the first two, one in the middle
     // and the last (a short one).
@@ -588,7 +588,7 @@ fn stored_blocks_of_the_wrong_length_and_unknown_codecs_are_rejected() {
     assert_stored_detected(dir.path(), &sample, Some(&[0, 1]), "wrong block lengths");
     let report = verify(dir.path(), false);
     let text = format!("{report:?}");
-    assert!(text.contains("stored block 0 is 4095 bytes"), "{text}");
+    assert!(text.contains("stored block 0 is 511 bytes"), "{text}");
 
     // Codec 2 is unknown; stored with a codec level is not stored.
     for (at, b, want) in [(36, 2u8, "unknown codec 2"), (37, 9, "codec level 9")] {

@@ -46,7 +46,7 @@ pub(crate) const CODEC_ZSTD: u8 = 1;
 pub(crate) const BLOCK_SIZE: u32 = 1 << 13;
 /// Positions per stored block: a probe reads one byte, so blocks only bound the work of
 /// checking a block on its first probe and the size of the table.
-pub(crate) const STORED_BLOCK_SIZE: u32 = 1 << 12;
+pub(crate) const STORED_BLOCK_SIZE: u32 = 1 << 9;
 /// The fixed zstd level: a rebuild gives byte-identical files.
 pub(crate) const ZSTD_LEVEL: i32 = 5;
 

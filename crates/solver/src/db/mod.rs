@@ -65,7 +65,7 @@ pub enum Codec {
     /// memory ([`Database::load_into_memory`]).
     #[default]
     Zstd,
-    /// Each block of 4096 values is stored as is, one byte per position: files as large as
+    /// Each block of 512 values is stored as is, one byte per position: files as large as
     /// the values, probed straight from the memory map (each block checked on its first probe)
     /// with nothing to load or decompress.
     Stored,
