@@ -11,6 +11,13 @@
 #   TT_MB          transposition table size (default 128 MiB below 5 seeds, 1024 from 5);
 #   THREADS=2      search threads
 #   EXTRA="..."    more flags for solve (e.g. --all-moves)
+#   REPEAT=N       run each board N times (default 1), one line each
+#   WARM=1         before the runs of a rule set, drop its database files from the page cache and
+#                  read them once in order (default), so that every run starts from the same state:
+#                  the files in the page cache as a build, a convert or a `cat` leaves them. (Pages
+#                  first brought in by a search's random faults come in small units, and later
+#                  runs then spend more time in page faults: 6x4 takes 0.5-0.7 s instead of 0.3 s.)
+#                  WARM=0 leaves the page cache as it is.
 # Prints one line per run: value, best move, nodes, seconds of search, seconds opening (and
 # loading) the database, wall seconds of the whole process, its peak memory, nodes per second.
 set -euo pipefail
@@ -30,8 +37,15 @@ for capture in ${CAPTURES:-empty standard}; do
     db=()
     if [[ -d "$dir" ]]; then
         db=(--db "$dir")
+        if [[ "${WARM:-1}" == 1 ]]; then
+            for f in "$dir"/level-*.kdb; do
+                dd if="$f" iflag=nocache count=0 status=none
+                cat "$f" >/dev/null
+            done
+        fi
     fi
     for seeds in ${SEEDS:-3 4 5}; do
+      for _ in $(seq "${REPEAT:-1}"); do
         # shellcheck disable=SC2086
         json=$(/usr/bin/time -o "$timing" -f '%e %M' "$kalah" solve --houses 6 --seeds "$seeds" --capture "$capture" "${db[@]}" \
             --tt-mb "${TT_MB:-$(( seeds >= 5 ? 1024 : 128 ))}" --threads "${THREADS:-2}" --json ${EXTRA:-})
@@ -42,5 +56,6 @@ for capture in ${CAPTURES:-empty standard}; do
               $w, $m, (.nodes_per_second/1e6*100|round/100|tostring),
               (.database_seeds|tostring)] | @tsv' <<<"$json" |
             awk -F'\t' '{printf "%-9s %5s %6s %6s %12s %9s %7s %7s %8s %9s %3s\n", $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11}'
+      done
     done
 done
