@@ -348,7 +348,18 @@ pub(crate) fn decode_table(
 
 /// Compresses one block of values.
 pub(crate) fn compress_block(values: &[i8]) -> std::io::Result<Vec<u8>> {
-    zstd::bulk::compress(&to_bytes(values), ZSTD_LEVEL)
+    // One compression context per thread: creating one per block cost more than compressing.
+    thread_local! {
+        static CCTX: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    CCTX.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            *c = Some(zstd::bulk::Compressor::new(ZSTD_LEVEL)?);
+        }
+        c.as_mut().expect("just set").compress(&to_bytes(values))
+    })
 }
 
 /// The values as bytes (`i8` to `u8` by `as`, without `unsafe`).
