@@ -40,6 +40,9 @@
 mod build;
 mod format;
 mod rank;
+// Not wired into the file format yet.
+#[allow(dead_code)]
+pub(crate) mod rans;
 mod reader;
 mod sow;
 
