@@ -5,7 +5,8 @@
 #
 # usage: scripts/bench-db.sh [UPTO] [DIR] [extra rule flags...]
 #   DIR defaults to a fresh temporary directory (removed at the end); give one to keep the
-#   database or to time a resumed build.
+#   database or to time a resumed build. CODEC=rans|zstd|stored chooses how levels are written
+#   (default: the build's default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 UPTO=${1:-24}
@@ -13,15 +14,17 @@ KEEP=1
 if [[ $# -ge 2 ]]; then DIR=$2; else DIR=$(mktemp -d); KEEP=0; fi
 shift $(( $# < 2 ? $# : 2 ))
 RULES=("$@")
+BUILD_FLAGS=()
+if [[ -n "${CODEC:-}" ]]; then BUILD_FLAGS=(--codec "$CODEC"); fi
 cargo build --release -q
 BIN=target/release/kalah
 OUT=$(mktemp -d)
 trap '[[ $KEEP == 1 ]] || rm -rf "$DIR"; rm -rf "$OUT"' EXIT
 
-echo "== build: kalah db build --upto $UPTO --dir $DIR ${RULES[*]:-}"
+echo "== build: kalah db build --upto $UPTO --dir $DIR ${RULES[*]:-} ${BUILD_FLAGS[*]:-}"
 echo "   machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 if [[ -x /usr/bin/time ]]; then
-  /usr/bin/time -v "$BIN" db build --upto "$UPTO" --dir "$DIR" --json "${RULES[@]}" \
+  /usr/bin/time -v "$BIN" db build --upto "$UPTO" --dir "$DIR" --json "${RULES[@]}" "${BUILD_FLAGS[@]}" \
     >"$OUT/build.json" 2>"$OUT/time.txt"
   WALL=$(grep 'Elapsed (wall clock)' "$OUT/time.txt" | awk '{print $NF}' \
     | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')
@@ -29,7 +32,7 @@ if [[ -x /usr/bin/time ]]; then
   CPU=$(grep 'Percent of CPU' "$OUT/time.txt" | awk '{print $NF}')
 else
   T0=$(date +%s.%N)
-  "$BIN" db build --upto "$UPTO" --dir "$DIR" --json "${RULES[@]}" >"$OUT/build.json" &
+  "$BIN" db build --upto "$UPTO" --dir "$DIR" --json "${RULES[@]}" "${BUILD_FLAGS[@]}" >"$OUT/build.json" &
   PID=$!
   RSS_KB=0
   while kill -0 $PID 2>/dev/null; do

@@ -153,14 +153,18 @@ fn verify_names_a_corrupt_file_and_info_reports() {
 }
 
 #[test]
-fn stored_build_and_convert_answer_like_zstd() {
+fn every_codec_builds_converts_and_answers_alike() {
     let zstd = tempfile::tempdir().unwrap();
     let stored = tempfile::tempdir().unwrap();
     let back = tempfile::tempdir().unwrap();
-    let (z, s, b) = (
+    let rans = tempfile::tempdir().unwrap();
+    let rans2 = tempfile::tempdir().unwrap();
+    let (z, s, b, r, r2) = (
         zstd.path().to_str().unwrap(),
         stored.path().to_str().unwrap(),
         back.path().to_str().unwrap(),
+        rans.path().to_str().unwrap(),
+        rans2.path().to_str().unwrap(),
     );
     let ok = |out: std::process::Output| {
         assert!(
@@ -171,8 +175,22 @@ fn stored_build_and_convert_answer_like_zstd() {
         out
     };
     let h = ["--houses", "3"];
+    // rans is the default codec.
+    let out = ok(kalah(
+        &[
+            &["db", "build", "--upto", "9", "--json", "--dir", r][..],
+            &h,
+        ]
+        .concat(),
+    ));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["codec"], "rans");
     ok(kalah(
-        &[&["db", "build", "--upto", "9", "--dir", z][..], &h].concat(),
+        &[
+            &["db", "build", "--upto", "9", "--codec", "zstd", "--dir", z][..],
+            &h,
+        ]
+        .concat(),
     ));
     let out = ok(kalah(
         &[
@@ -217,8 +235,17 @@ fn stored_build_and_convert_answer_like_zstd() {
         assert_eq!(v["converted"].as_array().unwrap().len(), converted);
     }
     assert_eq!(level_files(again.path()), level_files(stored.path()));
+    // stored -> rans gives the rans build's files.
+    ok(kalah(
+        &[
+            &["db", "convert", "--dir", s, "--to", r2, "--codec", "rans"][..],
+            &h,
+        ]
+        .concat(),
+    ));
+    assert_eq!(level_files(rans2.path()), level_files(rans.path()));
 
-    for (dir, codec) in [(z, "zstd"), (s, "stored"), (b, "zstd")] {
+    for (dir, codec) in [(z, "zstd"), (s, "stored"), (b, "zstd"), (r, "rans")] {
         let out = ok(kalah(
             &[&["db", "info", "--json", "--dir", dir][..], &h].concat(),
         ));
@@ -242,8 +269,9 @@ fn stored_build_and_convert_answer_like_zstd() {
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             (v["value"].clone(), v["moves"].clone(), v["source"].clone())
         };
-        let (zv, sv) = (answer(z), answer(s));
+        let (zv, sv, rv) = (answer(z), answer(s), answer(r));
         assert_eq!(zv, sv, "{position}");
+        assert_eq!(zv, rv, "{position}");
         assert!(zv.0.is_i64(), "{position}: {zv:?}");
     }
 

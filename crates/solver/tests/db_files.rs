@@ -13,15 +13,7 @@ fn rules() -> Rules {
 const TOP: u32 = 10; // level 10 of 4 houses: 19448 boards, two blocks
 
 fn build(dir: &Path, upto: u32) -> db::BuildReport {
-    db::build(
-        dir,
-        &rules(),
-        upto,
-        Codec::Zstd,
-        &|_| {},
-        &AtomicBool::new(false),
-    )
-    .unwrap()
+    build_codec(dir, upto, Codec::Zstd)
 }
 
 fn files(dir: &Path, upto: u32) -> Vec<Vec<u8>> {
@@ -90,8 +82,14 @@ fn assert_detected(dir: &Path, good_db: &Database, good: &[i32], what: &str) {
 
 #[test]
 fn every_flipped_byte_is_detected() {
+    for codec in [Codec::Zstd, Codec::Rans] {
+        every_flipped_byte_is_detected_in(codec);
+    }
+}
+
+fn every_flipped_byte_is_detected_in(codec: Codec) {
     let good_dir = tempfile::tempdir().unwrap();
-    build(good_dir.path(), TOP);
+    build_codec(good_dir.path(), TOP, codec);
     let good_db = Database::open(good_dir.path(), &rules()).unwrap();
     let good = values(&good_db, TOP);
     let original = std::fs::read(db::level_path(good_dir.path(), TOP)).unwrap();
@@ -99,10 +97,11 @@ fn every_flipped_byte_is_detected() {
 
     let dir = levels_below(good_dir.path(), TOP);
     let path = db::level_path(dir.path(), TOP);
-    // Every byte of the header and block table (first 128 + 2 * 16 bytes), then a spread of
-    // data bytes covering both blocks.
-    let positions: Vec<usize> = (0..160)
-        .chain((160..original.len()).step_by(13))
+    // Every byte of the header, model (rans) and block table, then a spread of data bytes
+    // covering every block.
+    let data = u64::from_le_bytes(original[56..64].try_into().unwrap()) as usize;
+    let positions: Vec<usize> = (0..data)
+        .chain((data..original.len()).step_by(13))
         .chain([original.len() - 1])
         .collect();
     for &at in &positions {
@@ -114,7 +113,7 @@ fn every_flipped_byte_is_detected() {
                 dir.path(),
                 &good_db,
                 &good,
-                &format!("byte {at} ^ {mask:#x}"),
+                &format!("{codec}: byte {at} ^ {mask:#x}"),
             );
         }
     }
@@ -122,8 +121,14 @@ fn every_flipped_byte_is_detected() {
 
 #[test]
 fn damaged_files_of_every_kind_are_errors() {
+    for codec in [Codec::Zstd, Codec::Rans] {
+        damaged_files_of_every_kind_are_errors_in(codec);
+    }
+}
+
+fn damaged_files_of_every_kind_are_errors_in(codec: Codec) {
     let good_dir = tempfile::tempdir().unwrap();
-    build(good_dir.path(), TOP);
+    build_codec(good_dir.path(), TOP, codec);
     let good_db = Database::open(good_dir.path(), &rules()).unwrap();
     let good = values(&good_db, TOP);
     let original = std::fs::read(db::level_path(good_dir.path(), TOP)).unwrap();
@@ -148,7 +153,7 @@ fn damaged_files_of_every_kind_are_errors() {
     ];
     for (what, bytes) in cases {
         std::fs::write(&path, &bytes).unwrap();
-        assert_detected(dir.path(), &good_db, &good, what);
+        assert_detected(dir.path(), &good_db, &good, &format!("{codec}: {what}"));
     }
 
     // Magic errors and version errors are told apart.
@@ -590,8 +595,13 @@ fn stored_blocks_of_the_wrong_length_and_unknown_codecs_are_rejected() {
     let text = format!("{report:?}");
     assert!(text.contains("stored block 0 is 511 bytes"), "{text}");
 
-    // Codec 2 is unknown; stored with a codec level is not stored.
-    for (at, b, want) in [(36, 2u8, "unknown codec 2"), (37, 9, "codec level 9")] {
+    // Codec 3 is unknown; stored with a codec level is not stored; stored has no model.
+    for (at, b, want) in [
+        (36, 3u8, "unknown codec 3"),
+        (37, 9, "codec level 9"),
+        (36, 2, "model of 0 bytes for codec 2"),
+        (80, 1, "model of 1 bytes for codec 0"),
+    ] {
         let mut bytes = original.clone();
         bytes[at] = b;
         reseal_header(&mut bytes);
@@ -600,5 +610,65 @@ fn stored_blocks_of_the_wrong_length_and_unknown_codecs_are_rejected() {
         assert!(matches!(e, DbError::Corrupt { .. }), "{e}");
         assert!(e.to_string().contains(want), "{e}");
         assert!(e.to_string().contains("level-016.kdb"), "{e}");
+    }
+}
+
+#[test]
+fn rans_levels_give_the_same_values_and_reject_bad_models() {
+    let zstd = tempfile::tempdir().unwrap();
+    let rans = tempfile::tempdir().unwrap();
+    build_codec(zstd.path(), STORED_TOP, Codec::Zstd);
+    build_codec(rans.path(), STORED_TOP, Codec::Rans);
+    let zdb = Database::open(zstd.path(), &rules()).unwrap();
+    let mut rdb = Database::open(rans.path(), &rules()).unwrap();
+    assert!(rdb.levels().iter().all(|l| l.codec == Codec::Rans));
+    for l in 0..=STORED_TOP {
+        assert_eq!(values(&rdb, l), values(&zdb, l), "level {l}");
+    }
+    assert!(verify(rans.path(), true).ok());
+    // Loaded into memory, the same values.
+    rdb.load_into_memory().unwrap();
+    assert_eq!(values(&rdb, STORED_TOP), values(&zdb, STORED_TOP));
+    // zstd -> rans gives the rans build, rans -> zstd the zstd build, byte for byte.
+    let r2 = tempfile::tempdir().unwrap();
+    convert(zstd.path(), r2.path(), Codec::Rans);
+    assert_eq!(files(r2.path(), STORED_TOP), files(rans.path(), STORED_TOP));
+    let z2 = tempfile::tempdir().unwrap();
+    convert(rans.path(), z2.path(), Codec::Zstd);
+    assert_eq!(files(z2.path(), STORED_TOP), files(zstd.path(), STORED_TOP));
+
+    // A model whose checksum is right but whose contents are not: every frequency table
+    // must sum to the scale, and the model must be for the level's values.
+    let original = std::fs::read(db::level_path(rans.path(), STORED_TOP)).unwrap();
+    let dir = levels_below(rans.path(), STORED_TOP);
+    let path = db::level_path(dir.path(), STORED_TOP);
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let model_len = u64_at(&original, 80) as usize;
+    assert!(model_len > 4);
+    let good = values(&zdb, STORED_TOP);
+    for (what, at, delta) in [
+        ("scale", 128, 1u8),
+        ("bound", 129, 1),
+        ("frequency", 128 + model_len - 2, 1),
+    ] {
+        let mut bytes = original.clone();
+        bytes[at] = bytes[at].wrapping_add(delta);
+        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[128..128 + model_len]);
+        bytes[88..96].copy_from_slice(&sum.to_le_bytes());
+        reseal_header(&mut bytes);
+        std::fs::write(&path, &bytes).unwrap();
+        let report = verify(dir.path(), false);
+        assert!(!report.ok(), "{what}");
+        assert!(
+            format!("{report:?}").contains("bad model"),
+            "{what}: {report:?}"
+        );
+        let db = Database::open(dir.path(), &rules()).unwrap();
+        for i in (0..good.len()).step_by(97) {
+            let b = zdb.board_at(STORED_TOP, i as u64).unwrap();
+            let e = db.probe(&b).unwrap_err();
+            assert!(e.to_string().contains("level-016.kdb"), "{what}: {e}");
+            assert!(e.to_string().contains("bad model"), "{what}: {e}");
+        }
     }
 }

@@ -9,13 +9,19 @@ use kalah_solver::{Board, Endgame, Rules};
 use reference::{ref_board_value, Rng};
 use std::sync::atomic::AtomicBool;
 
+/// Builds a database in one of the codecs, in turn (so that every codec is read back against
+/// the reference).
 fn build(rules: &Rules, upto: u32) -> (tempfile::TempDir, Database) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static TURN: AtomicUsize = AtomicUsize::new(0);
+    let codecs = [db::Codec::Rans, db::Codec::Zstd, db::Codec::Stored];
+    let codec = codecs[TURN.fetch_add(1, Ordering::Relaxed) % codecs.len()];
     let dir = tempfile::tempdir().unwrap();
     db::build(
         dir.path(),
         rules,
         upto,
-        db::Codec::Zstd,
+        codec,
         &|_| {},
         &AtomicBool::new(false),
     )

@@ -48,10 +48,10 @@ pub struct BuildArgs {
     /// Database directory (default data/db/<rules>).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// How new levels are written: zstd (small files, loaded into memory before a search) or
-    /// stored (one byte per position, probed straight from the file). Levels already present
-    /// are kept whatever their codec.
-    #[arg(long, default_value = "zstd")]
+    /// How new levels are written: rans or zstd (small files, loaded into memory before a
+    /// search; rans is smaller and faster to write), or stored (one byte per position, probed
+    /// straight from the file). Levels already present are kept whatever their codec.
+    #[arg(long, default_value = "rans")]
     pub codec: String,
     /// Print a JSON summary instead of text (and no progress bars).
     #[arg(long)]
@@ -69,7 +69,7 @@ pub struct ConvertArgs {
     /// Destination directory (created if needed; may be the source directory).
     #[arg(long)]
     pub to: PathBuf,
-    /// Codec of the files written: zstd or stored.
+    /// Codec of the files written: rans, zstd or stored.
     #[arg(long)]
     pub codec: String,
     /// Print a JSON summary instead of text (and no progress bars).

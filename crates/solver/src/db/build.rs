@@ -11,6 +11,7 @@
 
 use super::format::{self, Header};
 use super::rank::{Ranker, Walker};
+use super::rans::Model;
 use super::sow::{self, Sower};
 use super::{Codec, DbError};
 use crate::board::Board;
@@ -383,6 +384,7 @@ pub(crate) fn encode_level(
 ) -> Result<EncodedLevel, DbError> {
     let header = Header::for_rules(rules, level, values.len() as u64, codec);
     let bs = header.block_size as usize;
+    let mut model = None;
     let blocks: Vec<Vec<u8>> = match codec {
         Codec::Zstd => values
             .par_chunks(bs)
@@ -393,6 +395,18 @@ pub(crate) fn encode_level(
                 source,
             })?,
         Codec::Stored => values.par_chunks(bs).map(format::to_bytes).collect(),
+        Codec::Rans => {
+            let m = model.insert(Model::fit(values, level.min(127) as i8, bs));
+            let m = &*m;
+            values
+                .par_chunks(bs)
+                .map(|c| {
+                    let mut out = Vec::with_capacity(c.len() / 2);
+                    m.encode_block(c, &mut out);
+                    out
+                })
+                .collect()
+        }
     };
     let entries: Vec<(u64, u64)> = blocks
         .par_iter()
@@ -400,7 +414,11 @@ pub(crate) fn encode_level(
         .collect();
     Ok(EncodedLevel {
         level,
-        prefix: format::encode_prefix(header, &entries),
+        prefix: format::encode_prefix(
+            header,
+            &model.as_ref().map(Model::to_bytes).unwrap_or_default(),
+            &entries,
+        ),
         blocks,
     })
 }

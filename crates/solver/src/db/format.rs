@@ -12,19 +12,22 @@
 //!     20     4  level (seeds in the houses)
 //!     24     8  positions in the level
 //!     32     4  block size (positions per block)
-//!     36     1  codec (0 = stored, 1 = zstd)
-//!     37     1  codec level (zstd level used; informative; 0 for stored)
+//!     36     1  codec (0 = stored, 1 = zstd, 2 = rans)
+//!     37     1  codec level (zstd level used, rans scale bits; informative; 0 for stored)
 //!     38     2  reserved, zero
 //!     40     8  block count
-//!     48     8  table offset (128)
-//!     56     8  data offset (128 + 16 * block count)
+//!     48     8  table offset (128 + model length)
+//!     56     8  data offset (table offset + 16 * block count)
 //!     64     8  file length
 //!     72     8  xxh3-64 of the block table
-//!     80    40  reserved, zero
+//!     80     8  model length (rans: > 0; other codecs: 0)
+//!     88     8  xxh3-64 of the model (0 without one)
+//!     96    24  reserved, zero
 //!    120     8  xxh3-64 of bytes 0..120
+//! model: rans only, the level's frequency tables (`rans::Model::to_bytes`)
 //! table: block count entries of 16 bytes: end offset of the block (u64, from the file start),
 //!        xxh3-64 of the block's bytes as stored (u64)
-//! data:  the blocks, back to back; block i holds (stored) or decompresses to (zstd)
+//! data:  the blocks, back to back; block i holds (stored) or decodes to (zstd, rans)
 //!        min(block size, positions - i * block size) bytes, one i8 value per position in index
 //!        order.
 //! ```
@@ -34,6 +37,7 @@ use crate::rules::{Capture, EndRule, Leftover, Rules};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::rans::Model;
 use super::{Codec, DbError};
 
 pub(crate) const MAGIC: &[u8; 8] = b"KALAHLVL";
@@ -42,11 +46,17 @@ pub(crate) const HEADER_LEN: usize = 128;
 pub(crate) const ENTRY_LEN: usize = 16;
 pub(crate) const CODEC_STORED: u8 = 0;
 pub(crate) const CODEC_ZSTD: u8 = 1;
+pub(crate) const CODEC_RANS: u8 = 2;
 /// Positions per zstd block: small enough that one probe decompresses little.
 pub(crate) const BLOCK_SIZE: u32 = 1 << 13;
 /// Positions per stored block: a probe reads one byte, so blocks only bound the work of
 /// checking a block on its first probe and the size of the table.
 pub(crate) const STORED_BLOCK_SIZE: u32 = 1 << 9;
+/// Positions per rans block: a probe decodes half a block on average (about 7.5 us), and each
+/// block costs 16 bytes of table and 8 of states.
+pub(crate) const RANS_BLOCK_SIZE: u32 = 1 << 12;
+/// The largest model a reader accepts (a model of 256 contexts of 256 symbols is under 200 KB).
+const MAX_MODEL_LEN: u64 = 1 << 20;
 /// The fixed zstd level: a rebuild gives byte-identical files.
 pub(crate) const ZSTD_LEVEL: i32 = 5;
 
@@ -77,6 +87,9 @@ pub(crate) struct Header {
     pub data_offset: u64,
     pub file_len: u64,
     pub table_checksum: u64,
+    /// Bytes of the model (rans), which lies between the header and the table.
+    pub model_len: u64,
+    pub model_checksum: u64,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -92,6 +105,7 @@ impl Header {
         let (block_size, codec_level) = match codec {
             Codec::Zstd => (BLOCK_SIZE, ZSTD_LEVEL as u8),
             Codec::Stored => (STORED_BLOCK_SIZE, 0),
+            Codec::Rans => (RANS_BLOCK_SIZE, super::rans::SCALE_BITS as u8),
         };
         let block_count = positions.div_ceil(block_size as u64);
         Header {
@@ -109,6 +123,8 @@ impl Header {
             data_offset: HEADER_LEN as u64 + ENTRY_LEN as u64 * block_count,
             file_len: 0,
             table_checksum: 0,
+            model_len: 0,
+            model_checksum: 0,
         }
     }
 
@@ -131,6 +147,8 @@ impl Header {
         b[56..64].copy_from_slice(&self.data_offset.to_le_bytes());
         b[64..72].copy_from_slice(&self.file_len.to_le_bytes());
         b[72..80].copy_from_slice(&self.table_checksum.to_le_bytes());
+        b[80..88].copy_from_slice(&self.model_len.to_le_bytes());
+        b[88..96].copy_from_slice(&self.model_checksum.to_le_bytes());
         let sum = xxh3_64(&b[..120]);
         b[120..128].copy_from_slice(&sum.to_le_bytes());
         b
@@ -172,7 +190,7 @@ impl Header {
         if u32_at(bytes, 12) as usize != HEADER_LEN {
             return Err(corrupt("bad header length".into()));
         }
-        if bytes[38..40].iter().chain(&bytes[80..120]).any(|&x| x != 0) {
+        if bytes[38..40].iter().chain(&bytes[96..120]).any(|&x| x != 0) {
             return Err(corrupt("reserved header bytes are not zero".into()));
         }
         let h = Header {
@@ -190,6 +208,8 @@ impl Header {
             data_offset: u64_at(bytes, 56),
             file_len: u64_at(bytes, 64),
             table_checksum: u64_at(bytes, 72),
+            model_len: u64_at(bytes, 80),
+            model_checksum: u64_at(bytes, 88),
         };
         if Codec::from_code(h.codec).is_none() {
             return Err(corrupt(format!("unknown codec {}", h.codec)));
@@ -206,11 +226,22 @@ impl Header {
         if h.block_count != h.positions.div_ceil(h.block_size as u64) {
             return Err(corrupt("block count does not match positions".into()));
         }
-        if h.table_offset != HEADER_LEN as u64
+        let model_ok = if h.codec == CODEC_RANS {
+            (1..=MAX_MODEL_LEN).contains(&h.model_len)
+        } else {
+            h.model_len == 0 && h.model_checksum == 0
+        };
+        if !model_ok {
+            return Err(corrupt(format!(
+                "model of {} bytes for codec {}",
+                h.model_len, h.codec
+            )));
+        }
+        if h.table_offset != HEADER_LEN as u64 + h.model_len
             || Some(h.data_offset)
                 != h.block_count
                     .checked_mul(ENTRY_LEN as u64)
-                    .and_then(|t| t.checked_add(HEADER_LEN as u64))
+                    .and_then(|t| t.checked_add(h.table_offset))
         {
             return Err(corrupt("bad table or data offset".into()));
         }
@@ -367,9 +398,13 @@ pub(crate) fn to_bytes(values: &[i8]) -> Vec<u8> {
     values.iter().map(|&v| v as u8).collect()
 }
 
-/// Encodes the header and block table of a level file whose blocks have these lengths and
-/// checksums, in order; the blocks follow it back to back.
-pub(crate) fn encode_prefix(mut header: Header, blocks: &[(u64, u64)]) -> Vec<u8> {
+/// Encodes the header, model (rans; empty otherwise) and block table of a level file whose
+/// blocks have these lengths and checksums, in order; the blocks follow it back to back.
+pub(crate) fn encode_prefix(mut header: Header, model: &[u8], blocks: &[(u64, u64)]) -> Vec<u8> {
+    header.model_len = model.len() as u64;
+    header.model_checksum = if model.is_empty() { 0 } else { xxh3_64(model) };
+    header.table_offset = HEADER_LEN as u64 + header.model_len;
+    header.data_offset = header.table_offset + ENTRY_LEN as u64 * header.block_count;
     let mut table = Vec::with_capacity(blocks.len() * ENTRY_LEN);
     let mut end = header.data_offset;
     for &(len, sum) in blocks {
@@ -379,8 +414,9 @@ pub(crate) fn encode_prefix(mut header: Header, blocks: &[(u64, u64)]) -> Vec<u8
     }
     header.file_len = end;
     header.table_checksum = xxh3_64(&table);
-    let mut out = Vec::with_capacity(HEADER_LEN + table.len());
+    let mut out = Vec::with_capacity(HEADER_LEN + model.len() + table.len());
     out.extend_from_slice(&header.encode());
+    out.extend_from_slice(model);
     out.extend_from_slice(&table);
     out
 }
@@ -465,11 +501,80 @@ pub(crate) fn check_stored_block<'a>(
     Ok(data)
 }
 
+/// The bytes of block `i` (zstd or rans), their checksum checked.
+fn checked_block<'a>(
+    path: &Path,
+    header: &Header,
+    table: &[(u64, u64)],
+    bytes: &'a [u8],
+    i: u64,
+) -> Result<&'a [u8], DbError> {
+    let data = block_bytes(header, table, bytes, i);
+    let sum = table[i as usize].1;
+    let actual = xxh3_64(data);
+    if actual != sum {
+        return Err(DbError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!(
+                "block {i} checksum mismatch (stored {sum:016x}, computed {actual:016x})"
+            ),
+        });
+    }
+    Ok(data)
+}
+
+/// Reads and checks the model of a rans level: its checksum, then every field.
+pub(crate) fn decode_model(path: &Path, header: &Header, bytes: &[u8]) -> Result<Model, DbError> {
+    let corrupt = |what: String| DbError::Corrupt {
+        path: path.to_path_buf(),
+        what,
+    };
+    let model = &bytes[HEADER_LEN..header.table_offset as usize];
+    let actual = xxh3_64(model);
+    if actual != header.model_checksum {
+        return Err(corrupt(format!(
+            "model checksum mismatch (stored {:016x}, computed {actual:016x})",
+            header.model_checksum
+        )));
+    }
+    Model::from_bytes(model, header.level.min(127) as i8)
+        .map_err(|e| corrupt(format!("bad model: {e}")))
+}
+
+/// Value `k` of rans block `i`, decoding the block only up to it (the block's checksum checked).
+pub(crate) fn rans_value(
+    path: &Path,
+    header: &Header,
+    table: &[(u64, u64)],
+    model: &Model,
+    bytes: &[u8],
+    i: u64,
+    k: usize,
+) -> Result<i8, DbError> {
+    let corrupt = |what: String| DbError::Corrupt {
+        path: path.to_path_buf(),
+        what,
+    };
+    let data = checked_block(path, header, table, bytes, i)?;
+    let v = model
+        .decode_at(data, k)
+        .map_err(|e| corrupt(format!("block {i} does not decode: {e}")))?;
+    let lim = header.level.min(127) as i8;
+    if !(-lim..=lim).contains(&v) {
+        return Err(corrupt(format!(
+            "block {i} holds value {v}, outside [-{lim}, {lim}]"
+        )));
+    }
+    Ok(v)
+}
+
 /// Checks and decodes one block (decompressing a zstd block) into `out` (which gets exactly the block's length).
+/// `model` must be the level's model for a rans level (see [`decode_model`]).
 pub(crate) fn decode_block(
     path: &Path,
     header: &Header,
     table: &[(u64, u64)],
+    model: Option<&Model>,
     bytes: &[u8],
     i: u64,
     out: &mut Vec<i8>,
@@ -484,15 +589,23 @@ pub(crate) fn decode_block(
         out.extend(data.iter().map(|&b| b as i8));
         return Ok(());
     }
-    let data = block_bytes(header, table, bytes, i);
-    let sum = table[i as usize].1;
-    let actual = xxh3_64(data);
-    if actual != sum {
-        return Err(corrupt(format!(
-            "block {i} checksum mismatch (stored {sum:016x}, computed {actual:016x})"
-        )));
-    }
+    let data = checked_block(path, header, table, bytes, i)?;
     let len = header.block_len(i);
+    if header.codec == CODEC_RANS {
+        let model = model.expect("the model of a rans level");
+        out.clear();
+        out.resize(len, 0);
+        model
+            .decode_block(data, out)
+            .map_err(|e| corrupt(format!("block {i} does not decode: {e}")))?;
+        let lim = header.level.min(127) as i8;
+        if let Some(&v) = out.iter().find(|&&v| !(-lim..=lim).contains(&v)) {
+            return Err(corrupt(format!(
+                "block {i} holds value {v}, outside [-{lim}, {lim}]"
+            )));
+        }
+        return Ok(());
+    }
     let mut buf = vec![0u8; len];
     // One decompression context per thread: creating one costs more than a small block.
     thread_local! {

@@ -222,16 +222,6 @@ impl Model {
         }
     }
 
-    /// The bound of the values.
-    pub(crate) fn lim(&self) -> i8 {
-        self.lim
-    }
-
-    /// The precision of the frequency tables.
-    pub(crate) fn scale_bits(&self) -> u32 {
-        self.scale_bits
-    }
-
     /// The serialised model, little-endian:
     ///
     /// ```text

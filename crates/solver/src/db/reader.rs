@@ -3,6 +3,7 @@
 //! once on its first probe.
 
 use super::format::{self, Header};
+use super::rans::Model;
 use super::{Codec, DbError};
 use crate::rules::Rules;
 use memmap2::Mmap;
@@ -98,6 +99,9 @@ pub(crate) struct LevelFile {
     header: Header,
     /// The decoded block table, or what is wrong with it, once a block has been asked for.
     table: OnceLock<Result<Vec<(u64, u64)>, String>>,
+    /// The decoded model of a rans level, or what is wrong with it, once a block has been
+    /// asked for.
+    model: OnceLock<Result<Model, String>>,
     /// Stored levels: one bit per block, set once the block has been checked (checksum and
     /// values), after which probes read its bytes without checks. Empty for zstd levels.
     /// Relaxed is enough: checking is idempotent and the bytes never change.
@@ -119,13 +123,14 @@ impl LevelFile {
         header.expect(path, rules, level, positions)?;
         let words = match header.codec() {
             Codec::Stored => header.block_count.div_ceil(64) as usize,
-            Codec::Zstd => 0,
+            Codec::Zstd | Codec::Rans => 0,
         };
         Ok(LevelFile {
             path: path.to_path_buf(),
             map,
             header,
             table: OnceLock::new(),
+            model: OnceLock::new(),
             verified: (0..words).map(|_| AtomicU64::new(0)).collect(),
         })
     }
@@ -172,10 +177,32 @@ impl LevelFile {
             })
     }
 
+    /// The model of a rans level (`None` for other codecs), decoded and checked on first use. A
+    /// bad model stays an error (naming the file) for every later use.
+    pub(crate) fn model(&self) -> Result<Option<&Model>, DbError> {
+        if self.codec() != Codec::Rans {
+            return Ok(None);
+        }
+        self.model
+            .get_or_init(|| {
+                format::decode_model(&self.path, &self.header, &self.map).map_err(|e| match e {
+                    DbError::Corrupt { what, .. } => what,
+                    other => other.to_string(),
+                })
+            })
+            .as_ref()
+            .map(Some)
+            .map_err(|what| DbError::Corrupt {
+                path: self.path.clone(),
+                what: what.clone(),
+            })
+    }
+
     /// Checks and decodes block `i` into `out`.
     pub(crate) fn read_block(&self, i: u64, out: &mut Vec<i8>) -> Result<(), DbError> {
         let table = self.table()?;
-        format::decode_block(&self.path, &self.header, table, &self.map, i, out)?;
+        let model = self.model()?;
+        format::decode_block(&self.path, &self.header, table, model, &self.map, i, out)?;
         if let Some(word) = self.verified.get(i as usize / 64) {
             word.fetch_or(1 << (i % 64), Relaxed);
         }
@@ -198,6 +225,23 @@ impl LevelFile {
         // The checked header makes the stored blocks exactly as long as their values, so value
         // `index` lies at `data offset + index`.
         Ok(self.map[(self.header.data_offset + index) as usize] as i8)
+    }
+
+    /// The value of position `index` of a rans level: its block's checksum is checked and the
+    /// block decoded up to the value (about 7.5 us for blocks of 4096).
+    pub(crate) fn rans_value(&self, index: u64) -> Result<i8, DbError> {
+        let table = self.table()?;
+        let model = self.model()?.expect("a rans level has a model");
+        let bs = self.header.block_size as u64;
+        format::rans_value(
+            &self.path,
+            &self.header,
+            table,
+            model,
+            &self.map,
+            index / bs,
+            (index % bs) as usize,
+        )
     }
 
     /// Where value `index` of a stored level lies in the map, unchecked: for prefetching only
