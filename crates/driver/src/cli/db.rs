@@ -85,7 +85,7 @@ pub struct InfoArgs {
     /// Database directory (default data/db/<rules>).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Leave out the histogram of values (which decompresses every level).
+    /// Leave out the histogram of values (which decodes every level).
     #[arg(long)]
     pub no_histogram: bool,
     /// Print JSON instead of text.

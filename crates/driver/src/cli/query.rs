@@ -57,7 +57,7 @@ impl Solver {
         }
     }
 
-    /// The search, made on first use over the database decompressed into memory (a search
+    /// The search, made on first use over the database decoded into memory (a search
     /// probes at random, which block reads serve badly).
     fn search(&self) -> CliResult<&Search> {
         if let Some(search) = self.search.get() {

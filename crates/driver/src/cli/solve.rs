@@ -41,7 +41,7 @@ pub struct SolveArgs {
     /// to N seeds, building what is missing (0: use whatever is there, build nothing).
     #[arg(long, default_value_t = 16, value_name = "N")]
     pub build_upto: u32,
-    /// Read the database block by block as probes need it instead of decompressing it into
+    /// Read the database block by block as probes need it instead of decoding it into
     /// memory first (slower searches, less memory).
     #[arg(long)]
     pub db_lazy: bool,
@@ -88,7 +88,7 @@ pub struct SolveArgs {
 
 /// Opens the endgame database in `dir` for `rules` (without `dir`, the default directory
 /// `data/db/<rules>` when it exists): the one place where the search gets its database. Unless
-/// `lazy`, every zstd level is decompressed into memory first (a search probes at random);
+/// `lazy`, every compressed level is decoded into memory first (a search probes at random);
 /// stored levels are probed from their memory maps as they are.
 pub fn open_endgame(
     dir: Option<&Path>,

@@ -4,9 +4,9 @@
 //! seeds in the houses) for one set of play rules (houses, capture, leftover, end; the starting
 //! seeds play no part). Level `s` is computed from the levels below it by [`build`]; a
 //! [`Database`] opens the contiguous levels `0..=L` present and answers [`Endgame::probe`] by
-//! decompressing one block (a [`Codec::Zstd`] level) or reading one byte of the memory map (a
-//! [`Codec::Stored`] level); [`convert`] rewrites a database in the other codec. The file layout
-//! is described in `FORMAT.md`.
+//! decoding (part of) one block (a [`Codec::Rans`] or [`Codec::Zstd`] level) or reading one byte
+//! of the memory map (a [`Codec::Stored`] level); [`convert`] rewrites a database in another
+//! codec. The file layout is described in `FORMAT.md`.
 //!
 //! ```
 //! use kalah_solver::db::{self, Codec, Database};
@@ -17,7 +17,7 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! // Levels 0..=6; the progress callback may come from any thread.
 //! let no = AtomicBool::new(false);
-//! db::build(dir.path(), &rules, 6, Codec::Zstd, &|_progress| {}, &no).unwrap();
+//! db::build(dir.path(), &rules, 6, Codec::Rans, &|_progress| {}, &no).unwrap();
 //! let db = Database::open(dir.path(), &rules).unwrap();
 //! assert_eq!(db.max_seeds(), 6);
 //! // Mover 1 0 1 / opponent 0 2 0: sowing house 3 ends in the store, then house 1 captures.
@@ -35,7 +35,8 @@
 //! - `rank`: the dense numbering of the boards of a level;
 //! - `build`: the retrograde computation and the writing of level files;
 //! - `format`: the on-disk layout (private);
-//! - `reader`: the memory-mapped, checked reader.
+//! - `reader`: the memory-mapped, checked reader;
+//! - `rans`: the order-1 model and rANS coder of [`Codec::Rans`] levels.
 
 mod build;
 mod format;
@@ -1014,7 +1015,7 @@ impl Database {
         })
     }
 
-    /// Decompresses every zstd level (checking every block) into memory, so that probes
+    /// Decodes every rans and zstd level (checking every block) into memory, so that probes
     /// become plain array reads instead of block reads: one byte per position (1.25e9 bytes
     /// for the 24-seed database of 6 houses), in huge pages where the system gives them.
     /// Searches probe at random, which a block cache cannot serve. Stored levels are left as
