@@ -439,6 +439,88 @@ impl Model {
         r
     }
 
+    /// Decodes two blocks at once, their steps interleaved: each value waits for the one
+    /// before it (its context), so one block leaves the processor idle between steps that
+    /// two independent blocks fill. The results are those of [`Model::decode_block`] on each.
+    pub(crate) fn decode_pair(
+        &self,
+        a: &[u8],
+        out_a: &mut [i8],
+        b: &[u8],
+        out_b: &mut [i8],
+    ) -> [Result<(), String>; 2] {
+        let r = match self.scale_bits {
+            12 => self.decode_pair_::<12>(a, out_a, b, out_b),
+            13 => self.decode_pair_::<13>(a, out_a, b, out_b),
+            14 => self.decode_pair_::<14>(a, out_a, b, out_b),
+            s => unreachable!("scale {s} checked at construction"),
+        };
+        if r[0].is_err() {
+            out_a.fill(0);
+        }
+        if r[1].is_err() {
+            out_b.fill(0);
+        }
+        r
+    }
+
+    fn decode_pair_<const S: u32>(
+        &self,
+        a: &[u8],
+        out_a: &mut [i8],
+        b: &[u8],
+        out_b: &mut [i8],
+    ) -> [Result<(), String>; 2] {
+        let (mut da, mut db) = match (self.start_dec(a), self.start_dec(b)) {
+            (Ok(da), Ok(db)) => (da, db),
+            _ => return [self.decode::<S>(a, out_a), self.decode::<S>(b, out_b)],
+        };
+        let lim = self.lim;
+        let start = 2 * lim as u8 + 1;
+        let (mut ca, mut cb) = (start, start);
+        let (mut ma, mut mb) = (0u8, 0u8);
+        let n = out_a.len().min(out_b.len());
+        for (i, (oa, ob)) in out_a[..n].iter_mut().zip(&mut out_b[..n]).enumerate() {
+            let j = i % STREAMS;
+            let sa = self.step::<S>(&mut da, j, ca);
+            let sb = self.step::<S>(&mut db, j, cb);
+            ma = ma.max(sa);
+            mb = mb.max(sb);
+            *oa = (sa as i8).wrapping_sub(lim);
+            *ob = (sb as i8).wrapping_sub(lim);
+            ca = sa;
+            cb = sb;
+        }
+        for (i, o) in out_a.iter_mut().enumerate().skip(n) {
+            let s = self.step::<S>(&mut da, i % STREAMS, ca);
+            ma = ma.max(s);
+            *o = (s as i8).wrapping_sub(lim);
+            ca = s;
+        }
+        for (i, o) in out_b.iter_mut().enumerate().skip(n) {
+            let s = self.step::<S>(&mut db, i % STREAMS, cb);
+            mb = mb.max(s);
+            *o = (s as i8).wrapping_sub(lim);
+            cb = s;
+        }
+        [self.finish(&da, ma, a.len()), self.finish(&db, mb, b.len())]
+    }
+
+    /// The checks at the end of a block: every symbol in range, every byte read, both states
+    /// back where the encoder started them.
+    fn finish(&self, d: &Dec<'_>, max: u8, len: usize) -> Result<(), String> {
+        if max > 2 * self.lim as u8 {
+            return Err("block decodes to a value out of range".into());
+        }
+        if d.pos != len {
+            return Err(format!("block of {len} bytes, decoding reads {}", d.pos));
+        }
+        if d.x != [RANS_L; STREAMS] {
+            return Err("block decodes to a wrong final state".into());
+        }
+        Ok(())
+    }
+
     fn decode<const S: u32>(&self, data: &[u8], out: &mut [i8]) -> Result<(), String> {
         let mut d = self.start_dec(data)?;
         let lim = self.lim;
@@ -459,20 +541,7 @@ impl Model {
             *o = (s as i8).wrapping_sub(lim);
             ctx = s;
         }
-        if max > 2 * lim as u8 {
-            return Err("block decodes to a value out of range".into());
-        }
-        if d.pos != data.len() {
-            return Err(format!(
-                "block of {} bytes, decoding reads {}",
-                data.len(),
-                d.pos
-            ));
-        }
-        if d.x != [RANS_L; STREAMS] {
-            return Err("block decodes to a wrong final state".into());
-        }
-        Ok(())
+        self.finish(&d, max, data.len())
     }
 
     /// Decodes only values `0..=k` of a block and returns value `k` (a probe: stops early,
@@ -764,6 +833,49 @@ mod tests {
                 caught * 10 >= tries * 9,
                 "lim {lim}: caught {caught} of {tries}"
             );
+        }
+    }
+
+    #[test]
+    fn decode_pair_agrees_with_decode_block() {
+        let mut rng = Rng(9);
+        for (lim, bs, n) in [
+            (24i8, 2048, 3 * 2048 + 77),
+            (3, 4096, 2 * 4096),
+            (127, 1000, 1001),
+        ] {
+            let values = skewed(&mut rng, lim, n);
+            let model = Model::fit(&values, lim, bs);
+            let blocks = encode_all(&model, &values, bs);
+            let lens: Vec<usize> = values.chunks(bs).map(<[i8]>::len).collect();
+            let single = |data: &[u8], len: usize| {
+                let mut out = vec![0i8; len];
+                let r = model.decode_block(data, &mut out);
+                (r, out)
+            };
+            // Every pair, in both orders (so that either side may be the short one), intact
+            // and with one side damaged.
+            for i in 0..blocks.len() {
+                for k in 0..blocks.len() {
+                    let mut bad = blocks[k].clone();
+                    let at = bad.len() / 2;
+                    bad[at] ^= 0x5a;
+                    for b in [&blocks[k], &bad] {
+                        let (mut oa, mut ob) = (vec![0i8; lens[i]], vec![0i8; lens[k]]);
+                        let r = model.decode_pair(&blocks[i], &mut oa, b, &mut ob);
+                        let (ra, ea) = single(&blocks[i], lens[i]);
+                        let (rb, eb) = single(b, lens[k]);
+                        assert_eq!(r[0], ra);
+                        assert_eq!(r[1], rb);
+                        assert_eq!(oa, ea);
+                        assert_eq!(ob, eb);
+                    }
+                }
+            }
+            // A block too short for its states.
+            let (mut oa, mut ob) = (vec![0i8; lens[0]], vec![0i8; lens[0]]);
+            let r = model.decode_pair(&blocks[0], &mut oa, &blocks[0][..3], &mut ob);
+            assert!(r[0].is_ok() && r[1].is_err());
         }
     }
 

@@ -275,10 +275,25 @@ impl LevelFile {
         self.table()?;
         self.map.will_read_all();
         let bs = self.header.block_size as usize;
-        out.par_chunks_mut(bs)
+        // rans blocks are decoded two at a time (twice as fast: see `Model::decode_pair`).
+        let model = self.model()?;
+        let per = if model.is_some() { 2 * bs } else { bs };
+        out.par_chunks_mut(per)
             .enumerate()
-            .try_for_each_init(Vec::new, |buf, (i, chunk)| {
-                self.read_block(i as u64, buf)?;
+            .try_for_each_init(Vec::new, |buf, (c, chunk)| {
+                let i = (c * per / bs) as u64;
+                match model {
+                    Some(model) if chunk.len() > bs => format::decode_rans_pair(
+                        &self.path,
+                        &self.header,
+                        self.table()?,
+                        model,
+                        &self.map,
+                        i,
+                        buf,
+                    )?,
+                    _ => self.read_block(i, buf)?,
+                }
                 for (d, &v) in chunk.iter_mut().zip(buf.iter()) {
                     put(d, v);
                 }
