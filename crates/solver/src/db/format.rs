@@ -432,23 +432,41 @@ fn block_bytes<'a>(header: &Header, table: &[(u64, u64)], bytes: &'a [u8], i: u6
 }
 
 /// The first value outside `[-s, s]` in a block of level `s`, as an error.
-fn check_values(path: &Path, header: &Header, i: u64, buf: &[u8]) -> Result<(), DbError> {
-    let lim = header.level.min(127) as i8;
+/// (Values are bytes as stored or `i8` as decoded; `value` reads one.)
+fn check_values<T: Copy>(
+    path: &Path,
+    header: &Header,
+    i: u64,
+    buf: &[T],
+    value: impl Fn(T) -> i8,
+) -> Result<(), DbError> {
+    let lim = lim(header);
     // A branch-free pass first (it vectorises); the search for the culprit only on failure.
     let all_in_range = buf.chunks(4096).all(|c| {
         c.iter()
-            .fold(true, |ok, &b| ok & (-lim..=lim).contains(&(b as i8)))
+            .fold(true, |ok, &b| ok & (-lim..=lim).contains(&value(b)))
     });
     if all_in_range {
         return Ok(());
     }
-    if let Some(&b) = buf.iter().find(|&&b| !(-lim..=lim).contains(&(b as i8))) {
-        return Err(DbError::Corrupt {
-            path: path.to_path_buf(),
-            what: format!("block {i} holds value {}, outside [-{lim}, {lim}]", b as i8),
-        });
+    match buf.iter().find(|&&b| !(-lim..=lim).contains(&value(b))) {
+        Some(&b) => Err(out_of_range(path, header, i, value(b))),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The bound of the values of a level: they lie in `[-lim, lim]`.
+fn lim(header: &Header) -> i8 {
+    header.level.min(127) as i8
+}
+
+/// The error for value `v` of block `i`, outside the level's bound.
+fn out_of_range(path: &Path, header: &Header, i: u64, v: i8) -> DbError {
+    let lim = lim(header);
+    DbError::Corrupt {
+        path: path.to_path_buf(),
+        what: format!("block {i} holds value {v}, outside [-{lim}, {lim}]"),
+    }
 }
 
 /// Stored levels: block `i`'s checksum, read straight from its table entry, whose end offset
@@ -497,7 +515,7 @@ pub(crate) fn check_stored_block<'a>(
             ),
         });
     }
-    check_values(path, header, i, data)?;
+    check_values(path, header, i, data, |b| b as i8)?;
     Ok(data)
 }
 
@@ -537,8 +555,7 @@ pub(crate) fn decode_model(path: &Path, header: &Header, bytes: &[u8]) -> Result
             header.model_checksum
         )));
     }
-    Model::from_bytes(model, header.level.min(127) as i8)
-        .map_err(|e| corrupt(format!("bad model: {e}")))
+    Model::from_bytes(model, lim(header)).map_err(|e| corrupt(format!("bad model: {e}")))
 }
 
 /// Checks and decodes rans blocks `i` and `i + 1` (which must exist) into `out`, one after
@@ -588,11 +605,8 @@ pub(crate) fn rans_value(
     let v = model
         .decode_at(data, k)
         .map_err(|e| corrupt(format!("block {i} does not decode: {e}")))?;
-    let lim = header.level.min(127) as i8;
-    if !(-lim..=lim).contains(&v) {
-        return Err(corrupt(format!(
-            "block {i} holds value {v}, outside [-{lim}, {lim}]"
-        )));
+    if !(-lim(header)..=lim(header)).contains(&v) {
+        return Err(out_of_range(path, header, i, v));
     }
     Ok(v)
 }
@@ -627,13 +641,7 @@ pub(crate) fn decode_block(
         model
             .decode_block(data, out)
             .map_err(|e| corrupt(format!("block {i} does not decode: {e}")))?;
-        let lim = header.level.min(127) as i8;
-        if let Some(&v) = out.iter().find(|&&v| !(-lim..=lim).contains(&v)) {
-            return Err(corrupt(format!(
-                "block {i} holds value {v}, outside [-{lim}, {lim}]"
-            )));
-        }
-        return Ok(());
+        return check_values(path, header, i, out, |v| v);
     }
     let mut buf = vec![0u8; len];
     // One decompression context per thread: creating one costs more than a small block.
@@ -657,7 +665,7 @@ pub(crate) fn decode_block(
             "block {i} decompresses to {got} bytes, expected {len}"
         )));
     }
-    check_values(path, header, i, &buf)?;
+    check_values(path, header, i, &buf, |b| b as i8)?;
     out.clear();
     out.extend(buf.iter().map(|&b| b as i8));
     Ok(())

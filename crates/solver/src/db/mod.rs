@@ -911,20 +911,6 @@ impl BlockCache {
         s.missed.push((level, block));
         false
     }
-
-    fn get_or_load(
-        &self,
-        level: u32,
-        block: u64,
-        load: impl FnOnce() -> Result<Vec<i8>, DbError>,
-    ) -> Result<Arc<Vec<i8>>, DbError> {
-        if let Some(data) = self.get(level, block) {
-            return Ok(data);
-        }
-        let data = Arc::new(load()?);
-        self.insert(level, block, data.clone());
-        Ok(data)
-    }
 }
 
 /// Every level of a database decompressed into one anonymous map, level `l` at bytes
@@ -1156,19 +1142,19 @@ impl Endgame for Database {
             return Ok(Some(memory.level(s)[idx as usize] as i8 as i32));
         }
         let bs = file.header().block_size as u64;
-        if file.codec() == Codec::Rans
-            && self.cache.get(s, idx / bs).is_none()
-            && !self.cache.missed_before(s, idx / bs)
-        {
+        let (block, k) = (idx / bs, (idx % bs) as usize);
+        if let Some(values) = self.cache.get(s, block) {
+            return Ok(Some(values[k] as i32));
+        }
+        if file.codec() == Codec::Rans && !self.cache.missed_before(s, block) {
             // A random probe: decode up to the value only (half a block on average).
             return Ok(Some(file.rans_value(idx)? as i32));
         }
-        let block = self.cache.get_or_load(s, idx / bs, || {
-            let mut out = Vec::new();
-            file.read_block(idx / bs, &mut out)?;
-            Ok(out)
-        })?;
-        Ok(Some(block[(idx % bs) as usize] as i32))
+        let mut values = Vec::new();
+        file.read_block(block, &mut values)?;
+        let v = values[k] as i32;
+        self.cache.insert(s, block, Arc::new(values));
+        Ok(Some(v))
     }
 
     fn probes_are_cheap(&self) -> bool {

@@ -491,19 +491,29 @@ impl Model {
             ca = sa;
             cb = sb;
         }
-        for (i, o) in out_a.iter_mut().enumerate().skip(n) {
-            let s = self.step::<S>(&mut da, i % STREAMS, ca);
-            ma = ma.max(s);
-            *o = (s as i8).wrapping_sub(lim);
-            ca = s;
-        }
-        for (i, o) in out_b.iter_mut().enumerate().skip(n) {
-            let s = self.step::<S>(&mut db, i % STREAMS, cb);
-            mb = mb.max(s);
-            *o = (s as i8).wrapping_sub(lim);
-            cb = s;
-        }
+        // The longer block's rest, alone.
+        self.steps::<S>(&mut da, &mut out_a[n..], n, &mut ca, &mut ma);
+        self.steps::<S>(&mut db, &mut out_b[n..], n, &mut cb, &mut mb);
         [self.finish(&da, ma, a.len()), self.finish(&db, mb, b.len())]
+    }
+
+    /// Decodes `out.len()` values of a block into `out`, the first of them value `first` of
+    /// the block (which picks its stream), updating the context and the largest symbol.
+    #[inline(always)]
+    fn steps<const S: u32>(
+        &self,
+        d: &mut Dec<'_>,
+        out: &mut [i8],
+        first: usize,
+        ctx: &mut u8,
+        max: &mut u8,
+    ) {
+        for (i, o) in out.iter_mut().enumerate() {
+            let s = self.step::<S>(d, (first + i) % STREAMS, *ctx);
+            *max = (*max).max(s);
+            *o = (s as i8).wrapping_sub(self.lim);
+            *ctx = s;
+        }
     }
 
     /// The checks at the end of a block: every symbol in range, every byte read, both states
@@ -535,12 +545,7 @@ impl Model {
                 ctx = s;
             }
         }
-        for (j, o) in chunks.into_remainder().iter_mut().enumerate() {
-            let s = self.step::<S>(&mut d, j, ctx);
-            max = max.max(s);
-            *o = (s as i8).wrapping_sub(lim);
-            ctx = s;
-        }
+        self.steps::<S>(&mut d, chunks.into_remainder(), 0, &mut ctx, &mut max);
         self.finish(&d, max, data.len())
     }
 

@@ -272,7 +272,7 @@ impl LevelFile {
     ) -> Result<(), DbError> {
         use rayon::prelude::*;
         assert_eq!(out.len() as u64, self.header.positions);
-        self.table()?;
+        let table = self.table()?;
         self.map.will_read_all();
         let bs = self.header.block_size as usize;
         // rans blocks are decoded two at a time (twice as fast: see `Model::decode_pair`).
@@ -286,7 +286,7 @@ impl LevelFile {
                     Some(model) if chunk.len() > bs => format::decode_rans_pair(
                         &self.path,
                         &self.header,
-                        self.table()?,
+                        table,
                         model,
                         &self.map,
                         i,
