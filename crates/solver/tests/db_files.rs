@@ -82,7 +82,7 @@ fn assert_detected(dir: &Path, good_db: &Database, good: &[i32], what: &str) {
 
 #[test]
 fn every_flipped_byte_is_detected() {
-    for codec in [Codec::Zstd, Codec::Rans] {
+    for codec in [Codec::Zstd, Codec::Rans, Codec::Grid] {
         every_flipped_byte_is_detected_in(codec);
     }
 }
@@ -121,7 +121,7 @@ fn every_flipped_byte_is_detected_in(codec: Codec) {
 
 #[test]
 fn damaged_files_of_every_kind_are_errors() {
-    for codec in [Codec::Zstd, Codec::Rans] {
+    for codec in [Codec::Zstd, Codec::Rans, Codec::Grid] {
         damaged_files_of_every_kind_are_errors_in(codec);
     }
 }
@@ -595,9 +595,9 @@ fn stored_blocks_of_the_wrong_length_and_unknown_codecs_are_rejected() {
     let text = format!("{report:?}");
     assert!(text.contains("stored block 0 is 511 bytes"), "{text}");
 
-    // Codec 3 is unknown; stored with a codec level is not stored; stored has no model.
+    // Codec 4 is unknown; stored with a codec level is not stored; stored has no model.
     for (at, b, want) in [
-        (36, 3u8, "unknown codec 3"),
+        (36, 4u8, "unknown codec 4"),
         (37, 9, "codec level 9"),
         (36, 2, "model of 0 bytes for codec 2"),
         (80, 1, "model of 1 bytes for codec 0"),
@@ -614,14 +614,21 @@ fn stored_blocks_of_the_wrong_length_and_unknown_codecs_are_rejected() {
 }
 
 #[test]
-fn rans_levels_give_the_same_values_and_reject_bad_models() {
+fn model_levels_give_the_same_values_and_reject_bad_models() {
+    for codec in [Codec::Rans, Codec::Grid] {
+        model_levels_give_the_same_values_and_reject_bad_models_in(codec);
+    }
+}
+
+/// rans or grid levels (`codec`) against zstd ones.
+fn model_levels_give_the_same_values_and_reject_bad_models_in(codec: Codec) {
     let zstd = tempfile::tempdir().unwrap();
     let rans = tempfile::tempdir().unwrap();
     build_codec(zstd.path(), STORED_TOP, Codec::Zstd);
-    build_codec(rans.path(), STORED_TOP, Codec::Rans);
+    build_codec(rans.path(), STORED_TOP, codec);
     let zdb = Database::open(zstd.path(), &rules()).unwrap();
     let mut rdb = Database::open(rans.path(), &rules()).unwrap();
-    assert!(rdb.levels().iter().all(|l| l.codec == Codec::Rans));
+    assert!(rdb.levels().iter().all(|l| l.codec == codec));
     for l in 0..=STORED_TOP {
         assert_eq!(values(&rdb, l), values(&zdb, l), "level {l}");
     }
@@ -629,9 +636,10 @@ fn rans_levels_give_the_same_values_and_reject_bad_models() {
     // Loaded into memory, the same values.
     rdb.load_into_memory().unwrap();
     assert_eq!(values(&rdb, STORED_TOP), values(&zdb, STORED_TOP));
-    // zstd -> rans gives the rans build, rans -> zstd the zstd build, byte for byte.
+    // zstd -> rans gives the rans build, rans -> zstd the zstd build, byte for byte (the
+    // same for grid).
     let r2 = tempfile::tempdir().unwrap();
-    convert(zstd.path(), r2.path(), Codec::Rans);
+    convert(zstd.path(), r2.path(), codec);
     assert_eq!(files(r2.path(), STORED_TOP), files(rans.path(), STORED_TOP));
     let z2 = tempfile::tempdir().unwrap();
     convert(rans.path(), z2.path(), Codec::Zstd);

@@ -14,7 +14,12 @@ use std::sync::atomic::AtomicBool;
 fn build(rules: &Rules, upto: u32) -> (tempfile::TempDir, Database) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static TURN: AtomicUsize = AtomicUsize::new(0);
-    let codecs = [db::Codec::Rans, db::Codec::Zstd, db::Codec::Stored];
+    let codecs = [
+        db::Codec::Grid,
+        db::Codec::Rans,
+        db::Codec::Zstd,
+        db::Codec::Stored,
+    ];
     let codec = codecs[TURN.fetch_add(1, Ordering::Relaxed) % codecs.len()];
     let dir = tempfile::tempdir().unwrap();
     db::build(

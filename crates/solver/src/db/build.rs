@@ -11,6 +11,7 @@
 
 use super::format::{self, Header};
 use super::rank::{Ranker, Walker};
+use super::grid::{GridModel, Layout};
 use super::rans::Model;
 use super::sow::{self, Sower};
 use super::{Codec, DbError};
@@ -386,6 +387,25 @@ pub(crate) fn encode_level(
     let bs = header.block_size as usize;
     let mut model = None;
     let blocks: Vec<Vec<u8>> = match codec {
+        Codec::Grid => {
+            let layout = Layout::new(rules.houses, level);
+            let file = layout.gather(values);
+            let Ok(m) = GridModel::fit(&file, layout) else {
+                // Above 30 seeds (or values the grid cannot take, which a build never makes).
+                return encode_level(dir, rules, level, values, Codec::Rans);
+            };
+            let blocks = file
+                .par_chunks(bs)
+                .enumerate()
+                .map(|(i, c)| {
+                    let mut out = Vec::with_capacity(c.len() / 2);
+                    m.encode_block(i as u64, c, &mut out);
+                    out
+                })
+                .collect();
+            model = Some(m.to_bytes());
+            blocks
+        }
         Codec::Zstd => values
             .par_chunks(bs)
             .map(format::compress_block)
@@ -396,16 +416,17 @@ pub(crate) fn encode_level(
             })?,
         Codec::Stored => values.par_chunks(bs).map(format::to_bytes).collect(),
         Codec::Rans => {
-            let m = model.insert(Model::fit(values, level.min(127) as i8, bs));
-            let m = &*m;
-            values
+            let m = Model::fit(values, level.min(127) as i8, bs);
+            let blocks = values
                 .par_chunks(bs)
                 .map(|c| {
                     let mut out = Vec::with_capacity(c.len() / 2);
                     m.encode_block(c, &mut out);
                     out
                 })
-                .collect()
+                .collect();
+            model = Some(m.to_bytes());
+            blocks
         }
     };
     let entries: Vec<(u64, u64)> = blocks
@@ -416,7 +437,7 @@ pub(crate) fn encode_level(
         level,
         prefix: format::encode_prefix(
             header,
-            &model.as_ref().map(Model::to_bytes).unwrap_or_default(),
+            &model.unwrap_or_default(),
             &entries,
         ),
         blocks,

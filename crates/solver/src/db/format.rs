@@ -12,7 +12,7 @@
 //!     20     4  level (seeds in the houses)
 //!     24     8  positions in the level
 //!     32     4  block size (positions per block)
-//!     36     1  codec (0 = stored, 1 = zstd, 2 = rans)
+//!     36     1  codec (0 = stored, 1 = zstd, 2 = rans, 3 = grid)
 //!     37     1  codec level (zstd level used, rans scale bits; informative; 0 for stored)
 //!     38     2  reserved, zero
 //!     40     8  block count
@@ -20,16 +20,17 @@
 //!     56     8  data offset (table offset + 16 * block count)
 //!     64     8  file length
 //!     72     8  xxh3-64 of the block table
-//!     80     8  model length (rans: > 0; other codecs: 0)
+//!     80     8  model length (rans, grid: > 0; other codecs: 0)
 //!     88     8  xxh3-64 of the model (0 without one)
 //!     96    24  reserved, zero
 //!    120     8  xxh3-64 of bytes 0..120
-//! model: rans only, the level's frequency tables (`rans::Model::to_bytes`)
+//! model: rans and grid only, the level's frequency tables (`rans::Model::to_bytes`,
+//!        `grid::GridModel::to_bytes`)
 //! table: block count entries of 16 bytes: end offset of the block (u64, from the file start),
 //!        xxh3-64 of the block's bytes as stored (u64)
 //! data:  the blocks, back to back; block i holds (stored) or decodes to (zstd, rans)
 //!        min(block size, positions - i * block size) bytes, one i8 value per position in index
-//!        order.
+//!        order (grid: in the grid's order, see `grid.rs`).
 //! ```
 //! Little-endian throughout.
 
@@ -37,6 +38,7 @@ use crate::rules::{Capture, EndRule, Leftover, Rules};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::grid::GridModel;
 use super::rans::Model;
 use super::{Codec, DbError};
 
@@ -47,6 +49,7 @@ pub(crate) const ENTRY_LEN: usize = 16;
 pub(crate) const CODEC_STORED: u8 = 0;
 pub(crate) const CODEC_ZSTD: u8 = 1;
 pub(crate) const CODEC_RANS: u8 = 2;
+pub(crate) const CODEC_GRID: u8 = 3;
 /// Positions per zstd block: small enough that one probe decompresses little.
 pub(crate) const BLOCK_SIZE: u32 = 1 << 13;
 /// Positions per stored block: a probe reads one byte, so blocks only bound the work of
@@ -55,8 +58,9 @@ pub(crate) const STORED_BLOCK_SIZE: u32 = 1 << 9;
 /// Positions per rans block: a probe decodes half a block on average (about 7.5 us), and each
 /// block costs 16 bytes of table and 8 of states.
 pub(crate) const RANS_BLOCK_SIZE: u32 = 1 << 12;
-/// The largest model a reader accepts (a model of 256 contexts of 256 symbols is under 200 KB).
-const MAX_MODEL_LEN: u64 = 1 << 20;
+/// The largest model a reader accepts (a rans model of 256 contexts of 256 symbols is under
+/// 200 KB; a grid model of level 30 under 15 MB).
+const MAX_MODEL_LEN: u64 = 1 << 24;
 /// The fixed zstd level: a rebuild gives byte-identical files.
 pub(crate) const ZSTD_LEVEL: i32 = 5;
 
@@ -106,6 +110,7 @@ impl Header {
             Codec::Zstd => (BLOCK_SIZE, ZSTD_LEVEL as u8),
             Codec::Stored => (STORED_BLOCK_SIZE, 0),
             Codec::Rans => (RANS_BLOCK_SIZE, super::rans::SCALE_BITS as u8),
+            Codec::Grid => (super::grid::BLOCK as u32, super::grid::SCALE_BITS as u8),
         };
         let block_count = positions.div_ceil(block_size as u64);
         Header {
@@ -226,7 +231,14 @@ impl Header {
         if h.block_count != h.positions.div_ceil(h.block_size as u64) {
             return Err(corrupt("block count does not match positions".into()));
         }
-        let model_ok = if h.codec == CODEC_RANS {
+        if h.codec == CODEC_GRID && h.block_size != super::grid::BLOCK as u32 {
+            return Err(corrupt(format!(
+                "grid blocks of {} values (must be {})",
+                h.block_size,
+                super::grid::BLOCK
+            )));
+        }
+        let model_ok = if h.codec == CODEC_RANS || h.codec == CODEC_GRID {
             (1..=MAX_MODEL_LEN).contains(&h.model_len)
         } else {
             h.model_len == 0 && h.model_checksum == 0
@@ -541,8 +553,21 @@ fn checked_block<'a>(
     Ok(data)
 }
 
-/// Reads and checks the model of a rans level: its checksum, then every field.
-pub(crate) fn decode_model(path: &Path, header: &Header, bytes: &[u8]) -> Result<Model, DbError> {
+/// The model of a level coded with one.
+#[derive(Debug)]
+pub(crate) enum LevelModel {
+    /// A rans level's.
+    Rans(Model),
+    /// A grid level's (with the level's layout).
+    Grid(GridModel),
+}
+
+/// Reads and checks the model of a rans or grid level: its checksum, then every field.
+pub(crate) fn decode_model(
+    path: &Path,
+    header: &Header,
+    bytes: &[u8],
+) -> Result<LevelModel, DbError> {
     let corrupt = |what: String| DbError::Corrupt {
         path: path.to_path_buf(),
         what,
@@ -555,7 +580,12 @@ pub(crate) fn decode_model(path: &Path, header: &Header, bytes: &[u8]) -> Result
             header.model_checksum
         )));
     }
-    Model::from_bytes(model, lim(header)).map_err(|e| corrupt(format!("bad model: {e}")))
+    let parsed = if header.codec == CODEC_GRID {
+        GridModel::from_bytes(model, header.houses as usize, header.level).map(LevelModel::Grid)
+    } else {
+        Model::from_bytes(model, lim(header)).map(LevelModel::Rans)
+    };
+    parsed.map_err(|e| corrupt(format!("bad model: {e}")))
 }
 
 /// Checks and decodes rans blocks `i` and `i + 1` (which must exist) into `out`, one after
@@ -587,12 +617,13 @@ pub(crate) fn decode_rans_pair(
     Ok(())
 }
 
-/// Value `k` of rans block `i`, decoding the block only up to it (the block's checksum checked).
-pub(crate) fn rans_value(
+/// Value `k` of rans or grid block `i`, decoding the block (grid: the sub-block) only up to it
+/// (the block's checksum checked).
+pub(crate) fn model_value(
     path: &Path,
     header: &Header,
     table: &[(u64, u64)],
-    model: &Model,
+    model: &LevelModel,
     bytes: &[u8],
     i: u64,
     k: usize,
@@ -602,9 +633,11 @@ pub(crate) fn rans_value(
         what,
     };
     let data = checked_block(path, header, table, bytes, i)?;
-    let v = model
-        .decode_at(data, k)
-        .map_err(|e| corrupt(format!("block {i} does not decode: {e}")))?;
+    let v = match model {
+        LevelModel::Rans(model) => model.decode_at(data, k),
+        LevelModel::Grid(model) => model.decode_at(i, data, header.block_len(i), k),
+    }
+    .map_err(|e| corrupt(format!("block {i} does not decode: {e}")))?;
     if !(-lim(header)..=lim(header)).contains(&v) {
         return Err(out_of_range(path, header, i, v));
     }
@@ -612,12 +645,12 @@ pub(crate) fn rans_value(
 }
 
 /// Checks and decodes one block (decompressing a zstd block) into `out` (which gets exactly the block's length).
-/// `model` must be the level's model for a rans level (see [`decode_model`]).
+/// `model` must be the level's model for a rans or grid level (see [`decode_model`]).
 pub(crate) fn decode_block(
     path: &Path,
     header: &Header,
     table: &[(u64, u64)],
-    model: Option<&Model>,
+    model: Option<&LevelModel>,
     bytes: &[u8],
     i: u64,
     out: &mut Vec<i8>,
@@ -634,13 +667,14 @@ pub(crate) fn decode_block(
     }
     let data = checked_block(path, header, table, bytes, i)?;
     let len = header.block_len(i);
-    if header.codec == CODEC_RANS {
-        let model = model.expect("the model of a rans level");
+    if let Some(model) = model {
         out.clear();
         out.resize(len, 0);
-        model
-            .decode_block(data, out)
-            .map_err(|e| corrupt(format!("block {i} does not decode: {e}")))?;
+        match model {
+            LevelModel::Rans(model) => model.decode_block(data, out),
+            LevelModel::Grid(model) => model.decode_block(i, data, out),
+        }
+        .map_err(|e| corrupt(format!("block {i} does not decode: {e}")))?;
         return check_values(path, header, i, out, |v| v);
     }
     let mut buf = vec![0u8; len];

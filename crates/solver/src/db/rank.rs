@@ -96,8 +96,21 @@ impl Ranker {
     /// [`Ranker::index_packed`] (used everywhere else) to.
     #[cfg(test)]
     pub(crate) fn index(&self, cells: &[u8], s: u32) -> u64 {
-        let p = 2 * self.m;
-        let mut r = s as usize;
+        self.rank_part(&cells[..2 * self.m], s)
+    }
+
+    /// Compositions of `r` seeds into `p` houses (`p` up to `2 MAX_HOUSES`, saturating).
+    #[inline]
+    pub(crate) fn count(&self, p: usize, r: u32) -> u64 {
+        self.n[p][r as usize]
+    }
+
+    /// The rank of `cells` (any number of houses up to `2 MAX_HOUSES`, `r` seeds in all) among
+    /// the compositions of `r` into that many houses, in lexicographic order (first house
+    /// most significant): [`Ranker::index`] for part of a board, such as one side.
+    pub(crate) fn rank_part(&self, cells: &[u8], r: u32) -> u64 {
+        let p = cells.len();
+        let mut r = r as usize;
         let mut acc = 0u64;
         for (i, &c) in cells[..p - 1].iter().enumerate() {
             let q = p - i;
@@ -152,9 +165,15 @@ impl Ranker {
     }
 
     /// The board of index `index` in level `s`, written into `cells[..2m]`.
-    pub(crate) fn unrank(&self, mut index: u64, s: u32, cells: &mut [u8]) {
-        let p = 2 * self.m;
-        let mut r = s as usize;
+    pub(crate) fn unrank(&self, index: u64, s: u32, cells: &mut [u8]) {
+        self.unrank_part(index, s, &mut cells[..2 * self.m]);
+    }
+
+    /// The composition of `r` seeds into `cells.len()` houses of rank `index` (the inverse of
+    /// [`Ranker::rank_part`]).
+    pub(crate) fn unrank_part(&self, mut index: u64, r: u32, cells: &mut [u8]) {
+        let p = cells.len();
+        let mut r = r as usize;
         for (i, cell) in cells[..p - 1].iter_mut().enumerate() {
             let q = p - i;
             let mut c = 0usize;

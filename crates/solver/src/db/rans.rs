@@ -31,9 +31,9 @@ pub(crate) const SCALE_RANGE: std::ops::RangeInclusive<u32> = 12..=14;
 /// Interleaved rANS states per block.
 pub(crate) const STREAMS: usize = 2;
 /// The lower bound of a normalised state, and the initial (and final) state of each stream.
-const RANS_L: u32 = 1 << 16;
+pub(crate) const RANS_L: u32 = 1 << 16;
 /// Bytes of the states at the start of a block.
-const STATE_BYTES: usize = 4 * STREAMS;
+pub(crate) const STATE_BYTES: usize = 4 * STREAMS;
 
 /// An order-1 model of one level: for each context (the previous value in index order; the
 /// first value of a block uses a fixed start context) a frequency table normalised to
@@ -65,7 +65,7 @@ impl std::fmt::Debug for Model {
 /// Frequencies summing to `1 << scale_bits` for the symbols of `counts` that occur (each
 /// gets at least 1), close to proportional (the greedy fix-up after rounding uses the
 /// marginal cost `count / (freq ± 1/2)`, in integers, so the result is the same everywhere).
-fn normalize(counts: &[u64; 256], scale_bits: u32) -> Vec<(u8, u16)> {
+pub(crate) fn normalize(counts: &[u64; 256], scale_bits: u32) -> Vec<(u8, u16)> {
     let m = 1u64 << scale_bits;
     let syms: Vec<(u8, u64)> = counts
         .iter()
@@ -119,7 +119,7 @@ fn normalize(counts: &[u64; 256], scale_bits: u32) -> Vec<(u8, u16)> {
 
 /// Reads the little-endian `u16` at `at`, or 0 past the end.
 #[inline(always)]
-fn word_at(data: &[u8], at: usize) -> u32 {
+pub(crate) fn word_at(data: &[u8], at: usize) -> u32 {
     match data.get(at..at + 2) {
         Some(b) => u16::from_le_bytes([b[0], b[1]]) as u32,
         None => 0,

@@ -3,7 +3,7 @@
 //! once on its first probe.
 
 use super::format::{self, Header};
-use super::rans::Model;
+use super::format::LevelModel;
 use super::{Codec, DbError};
 use crate::rules::Rules;
 use memmap2::Mmap;
@@ -99,9 +99,9 @@ pub(crate) struct LevelFile {
     header: Header,
     /// The decoded block table, or what is wrong with it, once a block has been asked for.
     table: OnceLock<Result<Vec<(u64, u64)>, String>>,
-    /// The decoded model of a rans level, or what is wrong with it, once a block has been
-    /// asked for.
-    model: OnceLock<Result<Model, String>>,
+    /// The decoded model of a rans or grid level, or what is wrong with it, once a block has
+    /// been asked for.
+    model: OnceLock<Result<LevelModel, String>>,
     /// Stored levels: one bit per block, set once the block has been checked (checksum and
     /// values), after which probes read its bytes without checks. Empty for zstd levels.
     /// Relaxed is enough: checking is idempotent and the bytes never change.
@@ -123,7 +123,7 @@ impl LevelFile {
         header.expect(path, rules, level, positions)?;
         let words = match header.codec() {
             Codec::Stored => header.block_count.div_ceil(64) as usize,
-            Codec::Zstd | Codec::Rans => 0,
+            Codec::Zstd | Codec::Rans | Codec::Grid => 0,
         };
         Ok(LevelFile {
             path: path.to_path_buf(),
@@ -177,10 +177,10 @@ impl LevelFile {
             })
     }
 
-    /// The model of a rans level (`None` for other codecs), decoded and checked on first use. A
-    /// bad model stays an error (naming the file) for every later use.
-    pub(crate) fn model(&self) -> Result<Option<&Model>, DbError> {
-        if self.codec() != Codec::Rans {
+    /// The model of a rans or grid level (`None` for other codecs), decoded and checked on
+    /// first use. A bad model stays an error (naming the file) for every later use.
+    pub(crate) fn model(&self) -> Result<Option<&LevelModel>, DbError> {
+        if !matches!(self.codec(), Codec::Rans | Codec::Grid) {
             return Ok(None);
         }
         self.model
@@ -227,20 +227,31 @@ impl LevelFile {
         Ok(self.map[(self.header.data_offset + index) as usize] as i8)
     }
 
-    /// The value of position `index` of a rans level: its block's checksum is checked and the
-    /// block decoded up to the value (about 7.5 us for blocks of 4096).
-    pub(crate) fn rans_value(&self, index: u64) -> Result<i8, DbError> {
+    /// Where the value of the board `cells` (mover's side first), index `index` in its level,
+    /// lies in the file: its index, but for grid levels, whose order is their own (the model,
+    /// which holds the layout, is decoded and checked on first use).
+    pub(crate) fn position(&self, index: u64, cells: &[u8]) -> Result<u64, DbError> {
+        match self.model()? {
+            Some(LevelModel::Grid(model)) => Ok(model.layout().file_pos(cells)),
+            _ => Ok(index),
+        }
+    }
+
+    /// The value at file position `pos` (see [`LevelFile::position`]) of a rans or grid level:
+    /// its block's checksum is checked and the block (grid: the sub-block) decoded up to the
+    /// value.
+    pub(crate) fn coded_value(&self, pos: u64) -> Result<i8, DbError> {
         let table = self.table()?;
-        let model = self.model()?.expect("a rans level has a model");
+        let model = self.model()?.expect("a rans or grid level has a model");
         let bs = self.header.block_size as u64;
-        format::rans_value(
+        format::model_value(
             &self.path,
             &self.header,
             table,
             model,
             &self.map,
-            index / bs,
-            (index % bs) as usize,
+            pos / bs,
+            (pos % bs) as usize,
         )
     }
 
@@ -263,31 +274,51 @@ impl LevelFile {
         self.read_blocks(out, |d, v| *d = v as u8)
     }
 
-    /// Reads every block (each checked) in parallel into its part of `out`, which holds
-    /// exactly the level's positions, storing each value with `put`.
+    /// Reads every block (each checked) in parallel into `out`, which holds exactly the
+    /// level's positions, storing each value with `put` at its index (grid levels, whose
+    /// blocks follow an order of their own, are decoded whole and then put in index order).
     fn read_blocks<T: Send>(
         &self,
         out: &mut [T],
         put: impl Fn(&mut T, i8) + Sync,
     ) -> Result<(), DbError> {
-        use rayon::prelude::*;
         assert_eq!(out.len() as u64, self.header.positions);
+        if let Some(LevelModel::Grid(model)) = self.model()? {
+            let mut file = vec![0i8; out.len()];
+            self.read_blocks_in_file_order(&mut file, |d, v| *d = v)?;
+            model.layout().scatter(&file, out, put);
+            return Ok(());
+        }
+        self.read_blocks_in_file_order(out, put)
+    }
+
+    /// [`LevelFile::read_blocks`] with the values in the order of the file.
+    fn read_blocks_in_file_order<T: Send>(
+        &self,
+        out: &mut [T],
+        put: impl Fn(&mut T, i8) + Sync,
+    ) -> Result<(), DbError> {
+        use rayon::prelude::*;
         let table = self.table()?;
         self.map.will_read_all();
         let bs = self.header.block_size as usize;
         // rans blocks are decoded two at a time (twice as fast: see `Model::decode_pair`).
         let model = self.model()?;
-        let per = if model.is_some() { 2 * bs } else { bs };
+        let rans = match model {
+            Some(LevelModel::Rans(m)) => Some(m),
+            _ => None,
+        };
+        let per = if rans.is_some() { 2 * bs } else { bs };
         out.par_chunks_mut(per)
             .enumerate()
             .try_for_each_init(Vec::new, |buf, (c, chunk)| {
                 let i = (c * per / bs) as u64;
-                match model {
-                    Some(model) if chunk.len() > bs => format::decode_rans_pair(
+                match rans {
+                    Some(rans) if chunk.len() > bs => format::decode_rans_pair(
                         &self.path,
                         &self.header,
                         table,
-                        model,
+                        rans,
                         &self.map,
                         i,
                         buf,

@@ -1,0 +1,1124 @@
+//! The `grid` codec: the values of a level laid out on the grid of (mover's side, opponent's
+//! side) and coded with rANS under two-dimensional contexts.
+//!
+//! **Layout.** A board of level `s` is a pair `(a, b)`: the mover's side `a` (`t` seeds) and
+//! the opponent's side `b` (`s - t` seeds). For each `t` in `0..=s` (a *group*) the values form
+//! a grid of `N(m, t)` rows (the mover's sides, by [`Ranker::rank_part`]) by `N(m, s - t)`
+//! columns (the opponent's sides, likewise). A group is cut into *strips* of [`STRIP`] columns
+//! (the last one narrower); the file holds group 0, 1, ..., `s`, in each group strip after
+//! strip, in each strip row after row. Blocks cut this order every `block size` values.
+//!
+//! Next to a value, in a strip, lie the board with one seed moved between the opponent's last
+//! two houses (the value before it, "left") and the board with one seed moved between the
+//! mover's last two houses (the value one strip-width before it, "up"): neighbours in the
+//! game, whose values mostly agree. In index order the second lies thousands of values away.
+//!
+//! **Contexts.** Value `v` is symbol `(v + s) / 2` in `0..=s` (a value has the parity of
+//! `s`: every seed ends in a store). A value's context is: the symbols left (`L`), up (`U`),
+//! up-left (`UL`) and two to the left (`L2`) of it, each *missing* (symbol `s + 1`) where it
+//! lies outside the strip or the block, combined as
+//! `(((L (s + 2) + U) 6 + g(UL - L, 2)) 6 + g(UL - U, 2)) 4 + g(L2 - L, 1)`, where `g(d, r)`
+//! is `d` clamped to `[-r, r]`, plus `r`, or `2 r + 1` where an operand is missing.
+//!
+//! **Model and coder.** A [`GridModel`] holds, for every context that occurs in the level, a
+//! frequency table summing to `1 << 12`; the coder is that of the `rans` codec (two
+//! interleaved 32-bit states, 16-bit renormalisation, a block = states then words; see
+//! `rans.rs`).
+//!
+//! Measured (6 houses, standard capture, level 20 / 24, entropy with the whole level as
+//! context): order-1 in index order 35.2% / 36.9% of a byte per value; these contexts 28.2% /
+//! 30.4%.
+
+use super::rank::Ranker;
+use super::rans::{normalize, word_at, RANS_L};
+use crate::rules::MAX_HOUSES;
+
+/// Columns per strip.
+pub(crate) const STRIP: u64 = 64;
+/// The largest level the codec takes (symbols `0..=s` must fit the 32-entry tables).
+pub(crate) const MAX_LEVEL: u32 = 30;
+/// Values per block (a block-table entry and its checksum).
+pub(crate) const BLOCK: usize = 4096;
+/// Values per sub-block. A block is cut into [`SUBS`] sub-blocks, each coded on its own (its
+/// contexts see only it; one rANS state), so that a probe decodes only its sub-block and a
+/// whole block decodes its sub-blocks side by side. A block is stored as:
+///
+/// ```text
+/// u32  the decoder's start state of each sub-block (SUBS of them)
+/// u16  the number of renormalisation words of sub-blocks 0..SUBS-1 (SUBS - 1 of them)
+/// u16  the words of sub-block 0, then 1, ... (each in the order its decoder reads them;
+///      the last sub-block's are the rest of the block)
+/// ```
+///
+/// Smaller sub-blocks cost little (level 20: 27.63% of a byte per value in blocks of 4096,
+/// 27.80% in blocks of 1024, before states and tables).
+pub(crate) const SUB: usize = 1024;
+/// Sub-blocks per block.
+pub(crate) const SUBS: usize = BLOCK / SUB;
+/// Bytes before the words of a block.
+const HEAD: usize = 4 * SUBS + 2 * (SUBS - 1);
+/// Precision of the frequency tables.
+pub(crate) const SCALE_BITS: u32 = 12;
+const SCALE: u32 = 1 << SCALE_BITS;
+/// Entries of a cumulative table: symbols `0..=30`, one spare.
+const SYMS: usize = 32;
+/// No table for this context.
+const NONE: u16 = u16::MAX;
+
+/// A cumulative frequency table, on a cache line of its own.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Cum([u16; SYMS]);
+
+/// One group: the boards with `t` seeds on the mover's side.
+#[derive(Clone, Debug)]
+struct Group {
+    rows: u64,
+    cols: u64,
+    base: u64,
+}
+
+/// Where each board of a level lies in the file order of the grid codec.
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    m: usize,
+    s: u32,
+    groups: Vec<Group>,
+    ranker: Ranker,
+}
+
+/// A place in the file order: group `t`, strip `k` (of width `w`), row `i`, column `j`; the
+/// opponent's side `b` of that column, and `b0` of the strip's first column.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Cursor {
+    t: usize,
+    k: u64,
+    w: u64,
+    i: u64,
+    j: u64,
+    b: [u8; MAX_HOUSES],
+    b0: [u8; MAX_HOUSES],
+}
+
+impl Layout {
+    /// The layout of level `s` of boards with `m` houses a side.
+    pub(crate) fn new(m: usize, s: u32) -> Layout {
+        let ranker = Ranker::new(m);
+        let mut base = 0;
+        let groups = (0..=s)
+            .map(|t| {
+                let g = Group {
+                    rows: ranker.count(m, t),
+                    cols: ranker.count(m, s - t),
+                    base,
+                };
+                base += g.rows * g.cols;
+                g
+            })
+            .collect();
+        debug_assert_eq!(base, ranker.level_size(s));
+        Layout {
+            m,
+            s,
+            groups,
+            ranker,
+        }
+    }
+
+    /// Positions of the level.
+    pub(crate) fn len(&self) -> u64 {
+        let g = self.groups.last().expect("a group per t");
+        g.base + g.rows * g.cols
+    }
+
+    /// The place in the file of a board (cells mover's side first, `s` seeds in all).
+    #[inline]
+    pub(crate) fn file_pos(&self, cells: &[u8]) -> u64 {
+        let (a, b) = cells[..2 * self.m].split_at(self.m);
+        let t: u32 = a.iter().map(|&x| x as u32).sum();
+        let g = &self.groups[t as usize];
+        let ra = self.ranker.rank_part(a, t);
+        let rb = self.ranker.rank_part(b, self.s - t);
+        let (k, j) = (rb / STRIP, rb % STRIP);
+        let w = STRIP.min(g.cols - k * STRIP);
+        g.base + k * STRIP * g.rows + ra * w + j
+    }
+
+    /// The cursor at file place `pos` (below [`Layout::len`]).
+    fn cursor(&self, pos: u64) -> Cursor {
+        let t = self.groups.partition_point(|g| g.base <= pos) - 1;
+        let g = &self.groups[t];
+        let rem = pos - g.base;
+        let k = rem / (STRIP * g.rows);
+        let w = STRIP.min(g.cols - k * STRIP);
+        let rem = rem % (STRIP * g.rows);
+        let mut c = Cursor {
+            t,
+            k,
+            w,
+            i: rem / w,
+            j: rem % w,
+            ..Cursor::default()
+        };
+        self.strip_start(&mut c);
+        self.ranker
+            .unrank_part(k * STRIP + c.j, self.s - t as u32, &mut c.b[..self.m]);
+        c
+    }
+
+    /// Sets `b0` (and `b`) to the opponent's side of the first column of the cursor's strip.
+    fn strip_start(&self, c: &mut Cursor) {
+        c.b0 = [0; MAX_HOUSES];
+        self.ranker
+            .unrank_part(c.k * STRIP, self.s - c.t as u32, &mut c.b0[..self.m]);
+        c.b = c.b0;
+    }
+
+    /// Moves the cursor to the next place (past the end it wraps into a group that does not
+    /// exist; callers stop before).
+    #[inline(always)]
+    fn advance(&self, c: &mut Cursor) {
+        c.j += 1;
+        if c.j == c.w {
+            c.j = 0;
+            c.i += 1;
+            c.b = c.b0;
+            if c.i == self.groups[c.t].rows {
+                c.i = 0;
+                c.k += 1;
+                if c.k * STRIP >= self.groups[c.t].cols {
+                    c.k = 0;
+                    c.t += 1;
+                }
+                if let Some(g) = self.groups.get(c.t) {
+                    c.w = STRIP.min(g.cols - c.k * STRIP);
+                    self.strip_start(c);
+                }
+            }
+        } else {
+            let m = self.m;
+            // Mostly a seed moves between the last two houses.
+            if m >= 2 && c.b[m - 1] > 0 {
+                c.b[m - 2] += 1;
+                c.b[m - 1] -= 1;
+            } else {
+                next_composition(&mut c.b[..m]);
+            }
+        }
+    }
+
+    /// The index (in the level's numbering) of the first board of each row of group `t`: the
+    /// boards of a row follow each other in index order.
+    fn row_starts(&self, t: usize) -> Vec<u64> {
+        let m = self.m;
+        let g = &self.groups[t];
+        let mut cells = [0u8; 2 * MAX_HOUSES];
+        (0..g.rows)
+            .map(|ra| {
+                cells = [0; 2 * MAX_HOUSES];
+                self.ranker.unrank_part(ra, t as u32, &mut cells[..m]);
+                cells[2 * m - 1] = (self.s - t as u32) as u8;
+                self.ranker
+                    .index_packed(super::sow::pack(&cells), self.s)
+            })
+            .collect()
+    }
+
+    /// The values of the level (in index order) in file order.
+    pub(crate) fn gather(&self, values: &[i8]) -> Vec<i8> {
+        use rayon::prelude::*;
+        assert_eq!(values.len() as u64, self.len());
+        let mut out = vec![0i8; values.len()];
+        let mut parts = Vec::with_capacity(self.groups.len());
+        let mut rest = &mut out[..];
+        for (t, g) in self.groups.iter().enumerate() {
+            let (part, tail) = rest.split_at_mut((g.rows * g.cols) as usize);
+            parts.push((t, part));
+            rest = tail;
+        }
+        parts.into_par_iter().for_each(|(t, part)| {
+            let g = &self.groups[t];
+            let starts = self.row_starts(t);
+            let mut o = 0usize;
+            for k in 0..g.cols.div_ceil(STRIP) {
+                let w = STRIP.min(g.cols - k * STRIP) as usize;
+                for &st in &starts {
+                    let st = (st + k * STRIP) as usize;
+                    part[o..o + w].copy_from_slice(&values[st..st + w]);
+                    o += w;
+                }
+            }
+        });
+        out
+    }
+
+    /// Puts the values of the level given in file order into `out` in index order.
+    pub(crate) fn scatter<T: Send>(&self, file: &[i8], out: &mut [T], put: impl Fn(&mut T, i8) + Sync) {
+        use rayon::prelude::*;
+        assert_eq!(file.len() as u64, self.len());
+        assert_eq!(out.len() as u64, self.len());
+        // The mover's sides in index order (each a run of consecutive boards): compositions of
+        // `s` into `m + 1` houses, the last holding the opponent's seeds.
+        let m = self.m;
+        let mut runs: Vec<(u8, u32)> = Vec::new();
+        let mut next_row = vec![0u32; self.groups.len()];
+        let mut c = vec![0u8; m + 1];
+        c[m] = self.s as u8;
+        loop {
+            let t = self.s as usize - c[m] as usize;
+            runs.push((t as u8, next_row[t]));
+            next_row[t] += 1;
+            if !next_composition(&mut c) {
+                break;
+            }
+        }
+        // Chunks of whole runs, about a million values each, cut out of `out` in order.
+        let mut chunks = Vec::new();
+        let mut rest = out;
+        let mut r0 = 0;
+        let mut len = 0usize;
+        for (r, &(t, _)) in runs.iter().enumerate() {
+            len += self.groups[t as usize].cols as usize;
+            if len >= 1 << 20 || r + 1 == runs.len() {
+                let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
+                chunks.push((&runs[r0..=r], part));
+                rest = tail;
+                r0 = r + 1;
+                len = 0;
+            }
+        }
+        chunks.into_par_iter().for_each(|(runs, part)| {
+            let mut o = 0usize;
+            for &(t, ra) in runs {
+                let g = &self.groups[t as usize];
+                for k in 0..g.cols.div_ceil(STRIP) {
+                    let w = STRIP.min(g.cols - k * STRIP);
+                    let src = (g.base + k * STRIP * g.rows + ra as u64 * w) as usize;
+                    for (d, &v) in part[o..o + w as usize].iter_mut().zip(&file[src..]) {
+                        put(d, v);
+                    }
+                    o += w as usize;
+                }
+            }
+        });
+    }
+}
+
+/// The next composition in lexicographic order (first house most significant); false after
+/// the last.
+fn next_composition(c: &mut [u8]) -> bool {
+    let p = c.len();
+    match c.iter().rposition(|&x| x > 0) {
+        Some(z) if z >= 1 => {
+            let rest = c[z];
+            c[z] = 0;
+            c[z - 1] += 1;
+            c[p - 1] = rest - 1;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// `d = a - b` clamped to `[-r, r]`, plus `r`; `2 r + 1` where `a` or `b` is `miss`.
+#[inline(always)]
+fn grad(a: u8, b: u8, r: i32, miss: u8) -> usize {
+    if a == miss || b == miss {
+        (2 * r + 1) as usize
+    } else {
+        ((a as i32 - b as i32).clamp(-r, r) + r) as usize
+    }
+}
+
+/// Symbols before the first of a block in a context buffer, all `miss`: the neighbours of a
+/// block's first values that lie before the block read as missing, with no test.
+const PAD: usize = STRIP as usize + 2;
+
+/// A buffer for the symbols of a block of `len` values, after [`PAD`] missing ones.
+fn context_buffer(len: usize, miss: u8) -> Vec<u8> {
+    vec![miss; PAD + len]
+}
+
+/// The context of the value at `buf[p]` (`p >= PAD`; the block's symbols so far before it, the
+/// pad before them) at cursor `c`; `k = s + 2` symbols with the missing one, `miss = s + 1`.
+#[inline(always)]
+fn context(buf: &[u8], p: usize, c: &Cursor, m: usize, k: usize, miss: u8) -> usize {
+    let w = c.w as usize;
+    // The board with a seed moved from the opponent's third-last house to the next lies
+    // `d` columns to the left (its rank is `d` less).
+    let (x, d) = if m >= 3 {
+        (c.b[m - 3], c.b[m - 2] as usize + c.b[m - 1] as usize + 1)
+    } else {
+        (0, 1)
+    };
+    // Selects of loads that are always in bounds (p >= PAD > w, d <= 32 < PAD): no branches.
+    let (l, l2, u, ul, lb) = (buf[p - 1], buf[p - 2], buf[p - w], buf[p - w - 1], buf[p - d]);
+    let l = if c.j >= 1 { l } else { miss };
+    let l2 = if c.j >= 2 { l2 } else { miss };
+    let u = if c.i >= 1 { u } else { miss };
+    let ul = if c.i >= 1 && c.j >= 1 { ul } else { miss };
+    let lb = if x > 0 && c.j as usize >= d { lb } else { miss };
+    ((((l as usize * k + u as usize) * 6 + grad(ul, l, 2, miss)) * 6 + grad(ul, u, 2, miss)) * 4
+        + grad(l2, l, 1, miss))
+        * 4
+        + grad(lb, l, 1, miss)
+}
+
+/// Contexts of a level whose symbols (with the missing one) number `k`.
+fn contexts(k: usize) -> usize {
+    k * k * 576
+}
+
+/// The context a context falls back to when it has no table of its own: without the
+/// moved-seed term, then also without the two-to-the-left term, then also without the up-left
+/// terms (a context that has lost all three is its own parent).
+#[inline]
+fn parent(ctx: usize) -> usize {
+    let (g3, g2) = (ctx % 4, ctx / 4 % 4);
+    if g3 != 3 {
+        ctx - g3 + 3
+    } else if g2 != 3 {
+        ctx - 4 * g2 + 12
+    } else {
+        (ctx / 576) * 576 + ((5 * 6 + 5) * 4 + 3) * 4 + 3
+    }
+}
+
+/// How many steps a context is from its root (0 to 3): the order in which [`prune`] weighs
+/// them.
+fn depth(ctx: usize) -> usize {
+    let mut d = 0;
+    let mut c = ctx;
+    while parent(c) != c {
+        c = parent(c);
+        d += 1;
+    }
+    d
+}
+
+/// Gives up the tables of the contexts that cost more in the model than they save in the
+/// data: their counts move to their parent's (see [`parent`]). A table costs about `5 + 3 n`
+/// bytes for `n` symbols; coding a context's `c` values with its parent's frequencies costs
+/// `c` times the Kullback-Leibler divergence more bits. Children are weighed against their
+/// parent with all its children's counts; the children first, then the parents.
+fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>) {
+    for round in (1..=3).rev() {
+        // The deepest contexts first.
+        let children: Vec<usize> = counts
+            .keys()
+            .copied()
+            .filter(|&c| depth(c) == round)
+            .collect();
+        let mut family: std::collections::HashMap<usize, [u64; SYMS]> = Default::default();
+        for (&ctx, row) in counts.iter() {
+            let p = if depth(ctx) == round { parent(ctx) } else { ctx };
+            let f = family.entry(p).or_insert([0; SYMS]);
+            for (f, &c) in f.iter_mut().zip(row) {
+                *f += c;
+            }
+        }
+        for ctx in children {
+            let row = counts[&ctx];
+            let c: u64 = row.iter().sum();
+            let fam = &family[&parent(ctx)];
+            let total: u64 = fam.iter().sum();
+            let mut bits = 0f64;
+            let mut n = 0;
+            for (&x, &y) in row.iter().zip(fam) {
+                if x > 0 {
+                    n += 1;
+                    bits += x as f64 * ((x as f64 / c as f64) / (y as f64 / total as f64)).log2();
+                }
+            }
+            if bits / 8.0 < (5 + 3 * n) as f64 {
+                counts.remove(&ctx);
+                let p = counts.entry(parent(ctx)).or_insert([0; SYMS]);
+                for (p, &x) in p.iter_mut().zip(&row) {
+                    *p += x;
+                }
+            }
+        }
+    }
+}
+
+/// The frequency tables of one level of the grid codec, with its layout.
+pub(crate) struct GridModel {
+    layout: Layout,
+    /// The table of each context (index into `cums`), [`NONE`] for contexts that never occur.
+    ids: Vec<u16>,
+    /// Cumulative frequencies by table: entry `x` is the sum of the frequencies of the symbols
+    /// below `x` ([`SCALE`] past the last symbol). The last table is the *dead* one, all zero:
+    /// it decodes to symbol 31, no value's, which the end of the block reports.
+    cums: Vec<Cum>,
+    /// The contexts and frequency tables in serialised order.
+    tables: Vec<(u32, Vec<(u8, u16)>)>,
+}
+
+impl std::fmt::Debug for GridModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GridModel")
+            .field("level", &self.layout.s)
+            .field("contexts", &self.tables.len())
+            .finish()
+    }
+}
+
+impl GridModel {
+    fn k(&self) -> usize {
+        self.layout.s as usize + 2
+    }
+
+    fn miss(&self) -> u8 {
+        self.layout.s as u8 + 1
+    }
+
+    /// The layout of the level.
+    pub(crate) fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Counts the values of a level in file order (see [`Layout::gather`]), cut in sub-blocks
+    /// of [`SUB`], and normalises. Errors (the caller then uses another codec) if the level is
+    /// above [`MAX_LEVEL`], a value is out of range or has the wrong parity, or the contexts
+    /// are too many.
+    pub(crate) fn fit(values: &[i8], layout: Layout) -> Result<GridModel, String> {
+        use rayon::prelude::*;
+        let block_size = SUB;
+        let s = layout.s;
+        if s > MAX_LEVEL {
+            return Err(format!("level {s} above {MAX_LEVEL}"));
+        }
+        if values.len() as u64 != layout.len() {
+            return Err("wrong number of values".into());
+        }
+        let k = s as usize + 2;
+        let keys = contexts(k);
+        // One table of counts per thread, over a contiguous part of the level (whole
+        // sub-blocks), added up at the end.
+        let parts = rayon::current_num_threads().max(1);
+        let chunk = block_size * (values.len().div_ceil(block_size)).div_ceil(parts).max(1);
+        let counts = values
+            .par_chunks(chunk)
+            .enumerate()
+            .map(|(ci, c)| {
+                let mut counts = vec![[0u32; SYMS]; keys];
+                let miss = s as u8 + 1;
+                let mut buf = context_buffer(block_size, miss);
+                for (bi, block) in c.chunks(block_size).enumerate() {
+                    let first = (ci * chunk + bi * block_size) as u64;
+                    to_symbols(block, s, &mut buf[PAD..])?;
+                    let mut cur = layout.cursor(first);
+                    for p in PAD..PAD + block.len() {
+                        let ctx = context(&buf, p, &cur, layout.m, k, miss);
+                        counts[ctx][buf[p] as usize] += 1;
+                        layout.advance(&mut cur);
+                    }
+                }
+                Ok::<_, String>(counts)
+            })
+            .try_reduce_with(|mut a, b| {
+                for (x, y) in a.iter_mut().zip(&b) {
+                    for (x, y) in x.iter_mut().zip(y) {
+                        *x += y;
+                    }
+                }
+                Ok(a)
+            })
+            .unwrap_or_else(|| Ok(vec![[0u32; SYMS]; keys]))?;
+        // The contexts that occur, with their counts.
+        let mut counts: std::collections::BTreeMap<usize, [u64; SYMS]> = counts
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| row.iter().any(|&c| c > 0))
+            .map(|(ctx, row)| (ctx, std::array::from_fn(|x| row[x] as u64)))
+            .collect();
+        prune(&mut counts);
+        let mut tables = Vec::new();
+        let mut totals = Vec::new();
+        for (&ctx, row) in counts.iter() {
+            let total: u64 = row.iter().sum();
+            let mut wide = [0u64; 256];
+            wide[..SYMS].copy_from_slice(row);
+            tables.push((ctx as u32, normalize(&wide, SCALE_BITS)));
+            totals.push(total);
+        }
+        // The most used contexts first: their tables lie together in memory, which the
+        // decoder's cache likes.
+        let mut order: Vec<usize> = (0..tables.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(totals[i]), tables[i].0));
+        let tables = order.into_iter().map(|i| std::mem::take(&mut tables[i])).collect::<Vec<_>>();
+        if tables.len() >= NONE as usize {
+            return Err(format!("{} contexts, too many", tables.len()));
+        }
+        Ok(GridModel::from_tables(layout, tables))
+    }
+
+    fn from_tables(layout: Layout, tables: Vec<(u32, Vec<(u8, u16)>)>) -> GridModel {
+        let k = layout.s as usize + 2;
+        let mut ids = vec![NONE; contexts(k)];
+        let mut cums = Vec::with_capacity(tables.len() + 1);
+        for (id, (ctx, _)) in tables.iter().enumerate() {
+            ids[*ctx as usize] = id as u16;
+        }
+        // A context without a table of its own uses its nearest ancestor's (see
+        // [`parent`]); without any, the dead table (`NONE` here).
+        let own = ids.clone();
+        for (ctx, id) in ids.iter_mut().enumerate() {
+            let mut c = ctx;
+            while own[c] == NONE && parent(c) != c {
+                c = parent(c);
+            }
+            *id = own[c];
+        }
+        for (ctx, syms) in tables.iter() {
+            debug_assert!((*ctx as usize) < own.len());
+            let mut cum = [SCALE as u16; SYMS];
+            let mut acc = 0u32;
+            let mut next = 0usize;
+            for &(sym, f) in syms {
+                while next <= sym as usize {
+                    cum[next] = acc as u16;
+                    next += 1;
+                }
+                acc += f as u32;
+            }
+            // Past the last symbol the entries stay at the scale (acc = SCALE here).
+            debug_assert_eq!(acc, SCALE);
+            cums.push(Cum(cum));
+        }
+        cums.push(Cum([0; SYMS]));
+        GridModel {
+            layout,
+            ids,
+            cums,
+            tables,
+        }
+    }
+
+    /// The table of context `ctx` (the dead one for contexts without a table).
+    #[inline(always)]
+    fn table(&self, ctx: usize) -> &Cum {
+        let id = match self.ids.get(ctx) {
+            Some(&id) if id != NONE => id as usize,
+            _ => self.cums.len() - 1,
+        };
+        &self.cums[id]
+    }
+
+    /// The serialised model, little-endian:
+    ///
+    /// ```text
+    /// u8   scale bits (12)
+    /// u8   level s
+    /// u16  strip width (64)
+    /// u32  number of contexts that follow
+    /// per context, most used first, each context once:
+    ///   u32  context (below (s + 2)^2 * 576)
+    ///   u8   number of symbols - 1
+    ///   per symbol, in increasing order of symbol:
+    ///     u8   symbol (0..=s)
+    ///     u16  frequency (>= 1; the frequencies of a context sum to 1 << scale bits)
+    /// ```
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![SCALE_BITS as u8, self.layout.s as u8];
+        out.extend_from_slice(&(STRIP as u16).to_le_bytes());
+        out.extend_from_slice(&(self.tables.len() as u32).to_le_bytes());
+        for (ctx, syms) in &self.tables {
+            out.extend_from_slice(&ctx.to_le_bytes());
+            out.push((syms.len() - 1) as u8);
+            for &(s, f) in syms {
+                out.push(s);
+                out.extend_from_slice(&f.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// Parses a serialised model of level `s` (boards of `m` houses a side), checking
+    /// everything: malformed input is an error, never a panic.
+    pub(crate) fn from_bytes(
+        bytes: &[u8],
+        m: usize,
+        s: u32,
+    ) -> Result<GridModel, String> {
+        if s > MAX_LEVEL {
+            return Err(format!("grid level {s} above {MAX_LEVEL}"));
+        }
+        let mut at = 0usize;
+        let mut take = |n: usize, what: &str| -> Result<&[u8], String> {
+            let b = bytes
+                .get(at..at + n)
+                .ok_or_else(|| format!("model truncated at byte {at} ({what})"))?;
+            at += n;
+            Ok(b)
+        };
+        let head = take(8, "header")?;
+        if head[0] as u32 != SCALE_BITS {
+            return Err(format!("model scale {} bits, not {SCALE_BITS}", head[0]));
+        }
+        if head[1] as u32 != s {
+            return Err(format!("model for level {}, not {s}", head[1]));
+        }
+        if u16::from_le_bytes([head[2], head[3]]) as u64 != STRIP {
+            return Err(format!(
+                "model for strips of {}, not {STRIP}",
+                u16::from_le_bytes([head[2], head[3]])
+            ));
+        }
+        let k = s as usize + 2;
+        let keys = contexts(k) as u32;
+        let contexts = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes"));
+        if contexts >= (NONE as u32).min(keys + 1) {
+            return Err(format!("model has {contexts} contexts, too many"));
+        }
+        let mut tables = Vec::with_capacity(contexts as usize);
+        let mut seen = vec![false; keys as usize];
+        for _ in 0..contexts {
+            let b = take(5, "context")?;
+            let ctx = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
+            let n = b[4] as u32 + 1;
+            if ctx >= keys || std::mem::replace(&mut seen[ctx as usize], true) {
+                return Err(format!("model context {ctx} out of range or repeated"));
+            }
+            if n > s + 1 {
+                return Err(format!("model context {ctx} has {n} symbols, at most {}", s + 1));
+            }
+            let mut syms = Vec::with_capacity(n as usize);
+            let mut sum = 0u32;
+            let mut prev = None;
+            for _ in 0..n {
+                let b = take(3, "symbol")?;
+                let (sym, f) = (b[0] as u32, u16::from_le_bytes([b[1], b[2]]) as u32);
+                if sym > s || prev.is_some_and(|p| sym <= p) {
+                    return Err(format!(
+                        "model context {ctx}: symbol {sym} out of range or out of order"
+                    ));
+                }
+                prev = Some(sym);
+                if f == 0 {
+                    return Err(format!("model context {ctx}: symbol {sym} has frequency 0"));
+                }
+                sum += f;
+                syms.push((sym as u8, f as u16));
+            }
+            if sum != SCALE {
+                return Err(format!(
+                    "model context {ctx}: frequencies sum to {sum}, not {SCALE}"
+                ));
+            }
+            tables.push((ctx, syms));
+        }
+        if at != bytes.len() {
+            return Err(format!("{} trailing bytes after the model", bytes.len() - at));
+        }
+        Ok(GridModel::from_tables(Layout::new(m, s), tables))
+    }
+
+    /// Appends the encoding of block `i` (its values, in file order; the level's block size
+    /// [`BLOCK`], the last block shorter) to `out`: see [`SUB`] for the layout.
+    ///
+    /// Panics if a value is not one of the model's (the model was not fitted on this level).
+    pub(crate) fn encode_block(&self, i: u64, values: &[i8], out: &mut Vec<u8>) {
+        let (k, miss) = (self.k(), self.miss());
+        let mut states = [RANS_L; SUBS];
+        let mut streams: [Vec<u16>; SUBS] = Default::default();
+        // The (table, symbol) of each value, sub-block by sub-block.
+        let mut coded: [Vec<(u32, u8)>; SUBS] = Default::default();
+        let mut buf = context_buffer(SUB, miss);
+        for (r, sub) in values.chunks(SUB).enumerate() {
+            let buf = &mut buf[..PAD + sub.len()];
+            to_symbols(sub, self.layout.s, &mut buf[PAD..]).expect("values fitted by the model");
+            let mut cur = self.layout.cursor(i * BLOCK as u64 + (r * SUB) as u64);
+            coded[r].reserve(sub.len());
+            for p in PAD..buf.len() {
+                let ctx = context(buf, p, &cur, self.layout.m, k, miss);
+                let id = self.ids.get(ctx).copied().unwrap_or(NONE);
+                assert!(id != NONE, "context {ctx} not in the model");
+                coded[r].push((id as u32, buf[p]));
+                self.layout.advance(&mut cur);
+            }
+        }
+        // Last value first, so that decoding runs forward; the sub-blocks side by side, their
+        // steps interleaved (each a chain of divisions).
+        let step = |x: &mut u32, words: &mut Vec<u16>, (id, sym): (u32, u8)| {
+            let cum = &self.cums[id as usize].0;
+            let sym = sym as usize;
+            let lo = cum[sym] as u32;
+            let f = cum.get(sym + 1).map_or(SCALE, |&c| c as u32) - lo;
+            assert!(f != 0, "symbol {sym} in table {id} not in the model");
+            if *x as u64 >= (f as u64) << (32 - SCALE_BITS) {
+                words.push(*x as u16);
+                *x >>= 16;
+            }
+            *x = ((*x / f) << SCALE_BITS) + *x % f + lo;
+        };
+        let longest = coded.iter().map(Vec::len).max().unwrap_or(0);
+        for q in (0..longest).rev() {
+            for r in 0..SUBS {
+                if let Some(&c) = coded[r].get(q) {
+                    step(&mut states[r], &mut streams[r], c);
+                }
+            }
+        }
+        let total: usize = streams.iter().map(Vec::len).sum();
+        out.reserve(HEAD + 2 * total);
+        for x in states {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        for w in &streams[..SUBS - 1] {
+            out.extend_from_slice(&(w.len() as u16).to_le_bytes());
+        }
+        for w in &streams {
+            for w in w.iter().rev() {
+                out.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+    }
+
+    /// The decoders of the sub-blocks of a block of `len` values stored as `data`, the
+    /// lengths checked (each stream within the block, the last ending where it ends).
+    fn lanes<'a>(&self, i: u64, data: &'a [u8], len: usize) -> Result<[Lane<'a>; SUBS], String> {
+        if data.len() < HEAD {
+            return Err(format!(
+                "block of {} bytes, shorter than its {HEAD} bytes of states and lengths",
+                data.len()
+            ));
+        }
+        if (data.len() - HEAD) % 2 != 0 {
+            return Err(format!("block of {} bytes: an odd number", data.len()));
+        }
+        let mut start = HEAD;
+        let mut lanes: [Lane<'a>; SUBS] = std::array::from_fn(|_| Lane::default());
+        for (r, lane) in lanes.iter_mut().enumerate() {
+            let end = if r + 1 < SUBS {
+                let at = 4 * SUBS + 2 * r;
+                start + 2 * u16::from_le_bytes([data[at], data[at + 1]]) as usize
+            } else {
+                data.len()
+            };
+            if end > data.len() || end < start {
+                return Err(format!("block of {} bytes, its streams run past its end", data.len()));
+            }
+            let first = (r * SUB).min(len);
+            *lane = Lane {
+                x: u32::from_le_bytes(data[4 * r..4 * r + 4].try_into().expect("4 bytes")),
+                words: &data[start..end],
+                pos: 0,
+                cur: if first < len {
+                    self.layout.cursor(i * BLOCK as u64 + first as u64)
+                } else {
+                    Cursor::default()
+                },
+                len: (len - first).min(SUB),
+                max: 0,
+            };
+            start = end;
+        }
+        Ok(lanes)
+    }
+
+    /// Decodes the next symbol of `lane` into `buf[p]` (`buf` the lane's context buffer).
+    /// Wrapping arithmetic: damaged data gives garbage (caught by the checks), never a panic.
+    #[inline(always)]
+    fn step(&self, lane: &mut Lane<'_>, buf: &mut [u8], p: usize) {
+        let (k, miss) = (self.k(), self.miss());
+        let cum = &self.table(context(buf, p, &lane.cur, self.layout.m, k, miss)).0;
+        let x = lane.x;
+        let slot = x & (SCALE - 1);
+        // The entries rise: the symbol is the number of them, past the first, at most `slot`
+        // (entries are at most 4096: compared as i16, 8 to a vector).
+        let mut n = 0i16;
+        for &c in &cum[1..] {
+            n += (c as i16 <= slot as i16) as i16;
+        }
+        let sym = n as usize;
+        let lo = cum[sym] as u32;
+        let f = cum.get(sym + 1).map_or(SCALE, |&c| c as u32).wrapping_sub(lo);
+        let x = f
+            .wrapping_mul(x >> SCALE_BITS)
+            .wrapping_add(slot)
+            .wrapping_sub(lo);
+        // Branch-free refill: the refills follow the data, which no predictor can guess.
+        let w = word_at(lane.words, lane.pos);
+        let refill = (x < RANS_L) as u32;
+        lane.x = (x << (16 * refill)) | (w & refill.wrapping_neg());
+        lane.pos += 2 * refill as usize;
+        // A symbol above `s` (the dead table's) would make contexts out of range: it is kept
+        // as `miss` for them, and remembered for the check.
+        lane.max = lane.max.max(sym as u8);
+        buf[p] = (sym as u8).min(miss);
+        self.layout.advance(&mut lane.cur);
+    }
+
+    /// The checks at the end of a sub-block: every symbol in range, every byte read, the state
+    /// back where the encoder started it.
+    fn finish(&self, r: usize, lane: &Lane<'_>) -> Result<(), String> {
+        if lane.max > self.layout.s as u8 {
+            return Err(format!("sub-block {r} decodes to a value out of range"));
+        }
+        if lane.pos != lane.words.len() {
+            return Err(format!(
+                "sub-block {r} has {} bytes of words, decoding reads {}",
+                lane.words.len(),
+                lane.pos
+            ));
+        }
+        if lane.x != RANS_L {
+            return Err(format!("sub-block {r} decodes to a wrong final state"));
+        }
+        Ok(())
+    }
+
+    /// Decodes block `i` (stored as `data`) whole into `out`, which must have the block's
+    /// length: the sub-blocks side by side, their steps interleaved (independent chains that
+    /// the processor overlaps). Damaged data is an error, never a panic; on error `out` is
+    /// zeroed.
+    pub(crate) fn decode_block(&self, i: u64, data: &[u8], out: &mut [i8]) -> Result<(), String> {
+        let r = self.decode_block_(i, data, out);
+        if r.is_err() {
+            out.fill(0);
+        }
+        r
+    }
+
+    fn decode_block_(&self, i: u64, data: &[u8], out: &mut [i8]) -> Result<(), String> {
+        let mut lanes = self.lanes(i, data, out.len())?;
+        let miss = self.miss();
+        let mut bufs = [[miss; PAD + SUB]; SUBS];
+        let common = lanes.iter().map(|l| l.len).min().unwrap_or(0);
+        for p in PAD..PAD + common {
+            for (lane, buf) in lanes.iter_mut().zip(bufs.iter_mut()) {
+                self.step(lane, buf, p);
+            }
+        }
+        for (lane, buf) in lanes.iter_mut().zip(bufs.iter_mut()) {
+            for p in PAD + common..PAD + lane.len {
+                self.step(lane, buf, p);
+            }
+        }
+        let s = self.layout.s as i8;
+        for (r, (lane, buf)) in lanes.iter().zip(&bufs).enumerate() {
+            self.finish(r, lane)?;
+            let first = (r * SUB).min(out.len());
+            let o = &mut out[first..first + lane.len];
+            for (o, &y) in o.iter_mut().zip(&buf[PAD..]) {
+                *o = 2 * y as i8 - s;
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes value `q` of block `i` (of `len` values) and returns it, decoding only its
+    /// sub-block up to it (a probe: stops early, so only damage that makes it read past the
+    /// end or leave the range is seen).
+    pub(crate) fn decode_at(&self, i: u64, data: &[u8], len: usize, q: usize) -> Result<i8, String> {
+        if q >= len {
+            return Err(format!("value {q} of a block of {len}"));
+        }
+        let mut lanes = self.lanes(i, data, len)?;
+        let r = q / SUB;
+        let lane = &mut lanes[r];
+        let mut buf = [self.miss(); PAD + SUB];
+        let last = PAD + q % SUB;
+        for p in PAD..=last {
+            self.step(lane, &mut buf, p);
+        }
+        if lane.max > self.layout.s as u8 {
+            return Err(format!("sub-block {r} decodes to a value out of range"));
+        }
+        if lane.pos > lane.words.len() {
+            return Err(format!(
+                "sub-block {r}: decoding value {q} reads past the end of its words"
+            ));
+        }
+        Ok(2 * buf[last] as i8 - self.layout.s as i8)
+    }
+}
+
+/// The decoder of one sub-block.
+#[derive(Default)]
+struct Lane<'a> {
+    /// The rANS state.
+    x: u32,
+    /// The sub-block's renormalisation words.
+    words: &'a [u8],
+    /// Bytes of `words` read.
+    pos: usize,
+    /// Where the next value lies.
+    cur: Cursor,
+    /// Values in the sub-block.
+    len: usize,
+    /// The largest symbol decoded.
+    max: u8,
+}
+
+/// The symbols of values of level `s`: `(v + s) / 2`; an error for a value out of range or of
+/// the wrong parity.
+fn to_symbols(values: &[i8], s: u32, out: &mut [u8]) -> Result<(), String> {
+    let s = s as i32;
+    for (o, &v) in out.iter_mut().zip(values) {
+        let x = v as i32 + s;
+        if !(0..=2 * s).contains(&x) || x % 2 != 0 {
+            return Err(format!("value {v} is not a value of level {s}"));
+        }
+        *o = (x / 2) as u8;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_is_a_bijection_and_gather_scatter_invert() {
+        for (m, s) in [(1, 5), (2, 7), (3, 6), (4, 9), (6, 5)] {
+            let r = Ranker::new(m);
+            let n = r.level_size(s);
+            let layout = Layout::new(m, s);
+            assert_eq!(layout.len(), n);
+            let mut seen = vec![false; n as usize];
+            let mut cells = [0u8; 2 * MAX_HOUSES];
+            let mut by_pos = vec![0u64; n as usize];
+            for idx in 0..n {
+                r.unrank(idx, s, &mut cells);
+                let p = layout.file_pos(&cells);
+                assert!(!seen[p as usize], "m={m} s={s} place {p} twice");
+                seen[p as usize] = true;
+                by_pos[p as usize] = idx;
+            }
+            // The cursor walks the file order: its group is the mover's seeds, and
+            // `cursor(p)` agrees with advancing from 0.
+            let mut c = layout.cursor(0);
+            for (p, &idx) in by_pos.iter().enumerate() {
+                assert_eq!(layout.cursor(p as u64), c, "m={m} s={s} p={p}");
+                r.unrank(idx, s, &mut cells);
+                let t: u32 = cells[..m].iter().map(|&x| x as u32).sum();
+                assert_eq!(c.t as u32, t);
+                layout.advance(&mut c);
+            }
+            let values: Vec<i8> = (0..n).map(|i| (i % 251) as i8).collect();
+            let file = layout.gather(&values);
+            for (p, &idx) in by_pos.iter().enumerate() {
+                assert_eq!(file[p], values[idx as usize]);
+            }
+            let mut back = vec![0i8; n as usize];
+            layout.scatter(&file, &mut back, |d, v| *d = v);
+            assert_eq!(back, values);
+        }
+    }
+
+    /// Values with the parity of the level and some structure.
+    fn level_values(m: usize, s: u32) -> Vec<i8> {
+        let r = Ranker::new(m);
+        let n = r.level_size(s);
+        let mut cells = [0u8; 2 * MAX_HOUSES];
+        (0..n)
+            .map(|i| {
+                r.unrank(i, s, &mut cells);
+                let mine: i32 = cells[..m].iter().map(|&x| x as i32).sum();
+                let v = (2 * mine - s as i32 + (cells[0] as i32 % 3) * 2 - 2).clamp(-(s as i32), s as i32);
+                v as i8
+            })
+            .collect()
+    }
+
+    /// Encodes a level's values (index order) block by block.
+    fn encode_level(model: &GridModel, file: &[i8]) -> Vec<Vec<u8>> {
+        file.chunks(BLOCK)
+            .enumerate()
+            .map(|(i, b)| {
+                let mut enc = Vec::new();
+                model.encode_block(i as u64, b, &mut enc);
+                enc
+            })
+            .collect()
+    }
+
+    #[test]
+    fn blocks_round_trip_and_probe() {
+        for (m, s) in [(2, 9), (3, 8), (6, 6), (4, 10), (2, 30), (6, 9)] {
+            let values = level_values(m, s);
+            let layout = Layout::new(m, s);
+            let file = layout.gather(&values);
+            let model = GridModel::fit(&file, layout).unwrap();
+            let bytes = model.to_bytes();
+            let model = GridModel::from_bytes(&bytes, m, s).unwrap();
+            assert_eq!(model.to_bytes(), bytes);
+            for (i, (block, enc)) in file.chunks(BLOCK).zip(encode_level(&model, &file)).enumerate() {
+                let i = i as u64;
+                let mut out = vec![0i8; block.len()];
+                model.decode_block(i, &enc, &mut out).unwrap();
+                assert_eq!(out, block, "m={m} s={s} block {i}");
+                let len = block.len();
+                let mut qs = vec![0, len / 2, len - 1];
+                qs.extend((0..len).step_by(97));
+                qs.extend([SUB - 1, SUB, 3 * SUB + 1].iter().filter(|&&q| q < len));
+                for q in qs {
+                    assert_eq!(model.decode_at(i, &enc, len, q).unwrap(), block[q]);
+                }
+                assert!(model.decode_at(i, &enc, len, len).is_err());
+                // Damage: never a panic, never a value out of range; a whole-block decode
+                // finds every change of a byte of states, lengths or the first words.
+                for at in 0..enc.len().min(64) {
+                    let mut bad = enc.clone();
+                    bad[at] ^= 0x5a;
+                    match model.decode_block(i, &bad, &mut out) {
+                        Ok(()) => assert!(out.iter().all(|&v| (-(s as i8)..=s as i8).contains(&v))),
+                        Err(_) => assert!(out.iter().all(|&v| v == 0)),
+                    }
+                    for q in [0, len - 1] {
+                        if let Ok(v) = model.decode_at(i, &bad, len, q) {
+                            assert!((-(s as i8)..=s as i8).contains(&v));
+                        }
+                    }
+                }
+                for cut in [0, 1, HEAD - 1, HEAD, enc.len() / 2, enc.len() - 1] {
+                    if cut >= enc.len() {
+                        continue;
+                    }
+                    assert!(model.decode_block(i, &enc[..cut], &mut out).is_err());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_values_and_models_are_errors() {
+        let layout = Layout::new(2, 4);
+        let mut file = layout.gather(&level_values(2, 4));
+        file[3] = 1; // odd in an even level
+        assert!(GridModel::fit(&file, layout.clone()).is_err());
+        file[3] = 6;
+        assert!(GridModel::fit(&file, layout.clone()).is_err());
+        assert!(GridModel::fit(&file[1..], layout.clone()).is_err());
+        assert!(GridModel::fit(&Layout::new(2, 31).gather(&level_values(2, 31)), Layout::new(2, 31)).is_err());
+        let file = layout.gather(&level_values(2, 4));
+        let model = GridModel::fit(&file, layout).unwrap();
+        let good = model.to_bytes();
+        let enc = encode_level(&model, &file);
+        assert!(GridModel::from_bytes(&good, 2, 4).is_ok());
+        assert!(GridModel::from_bytes(&good, 2, 5).is_err());
+        assert!(GridModel::from_bytes(&good, 2, 31).is_err());
+        for cut in 0..good.len() {
+            assert!(GridModel::from_bytes(&good[..cut], 2, 4).is_err());
+        }
+        let mut extended = good.clone();
+        extended.push(0);
+        assert!(GridModel::from_bytes(&extended, 2, 4).is_err());
+        for at in 0..good.len() {
+            for x in [1u8, 0x80, 0xff] {
+                let mut bad = good.clone();
+                bad[at] ^= x;
+                // Every change is an error or a model that still decodes safely.
+                if let Ok(m) = GridModel::from_bytes(&bad, 2, 4) {
+                    let mut out = vec![0i8; file.len()];
+                    if m.decode_block(0, &enc[0], &mut out).is_ok() {
+                        assert!(out.iter().all(|&v| (-4..=4).contains(&v)));
+                    }
+                    let _ = m.decode_at(0, &enc[0], file.len(), file.len() - 1);
+                }
+            }
+        }
+    }
+}
