@@ -38,7 +38,7 @@ pub(crate) const STRIP: u64 = 64;
 /// The largest level the codec takes (symbols `0..=s` must fit the 32-entry tables).
 pub(crate) const MAX_LEVEL: u32 = 30;
 /// Values per block (a block-table entry and its checksum).
-pub(crate) const BLOCK: usize = 4096;
+pub(crate) const BLOCK: usize = 8192;
 /// Values per sub-block. A block is cut into [`SUBS`] sub-blocks, each coded on its own (its
 /// contexts see only it; one rANS state), so that a probe decodes only its sub-block and a
 /// whole block decodes its sub-blocks side by side. A block is stored as:
@@ -87,8 +87,7 @@ pub(crate) struct Layout {
     ranker: Ranker,
 }
 
-/// A place in the file order: group `t`, strip `k` (of width `w`), row `i`, column `j`; the
-/// opponent's side `b` of that column, and `b0` of the strip's first column.
+/// A place in the file order: group `t`, strip `k` (of width `w`), row `i`, column `j`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Cursor {
     t: usize,
@@ -96,9 +95,12 @@ struct Cursor {
     w: u64,
     i: u64,
     j: u64,
-    b: [u8; MAX_HOUSES],
-    b0: [u8; MAX_HOUSES],
 }
+
+/// For each column of a strip, how far to its left lies the board with one seed moved from
+/// the opponent's third-last house to the next (its rank is that much less), 0 where there is
+/// no such board (that house empty, or fewer than 3 houses).
+type Columns = [u8; STRIP as usize];
 
 impl Layout {
     /// The layout of level `s` of boards with `m` houses a side.
@@ -152,58 +154,67 @@ impl Layout {
         let k = rem / (STRIP * g.rows);
         let w = STRIP.min(g.cols - k * STRIP);
         let rem = rem % (STRIP * g.rows);
-        let mut c = Cursor {
+        Cursor {
             t,
             k,
             w,
             i: rem / w,
             j: rem % w,
-            ..Cursor::default()
-        };
-        self.strip_start(&mut c);
-        self.ranker
-            .unrank_part(k * STRIP + c.j, self.s - t as u32, &mut c.b[..self.m]);
-        c
+        }
     }
 
-    /// Sets `b0` (and `b`) to the opponent's side of the first column of the cursor's strip.
-    fn strip_start(&self, c: &mut Cursor) {
-        c.b0 = [0; MAX_HOUSES];
+    /// The [`Columns`] of the cursor's strip.
+    fn columns(&self, c: &Cursor) -> Columns {
+        let mut cols = [0u8; STRIP as usize];
+        let m = self.m;
+        if m < 3 {
+            return cols;
+        }
+        let mut b = [0u8; MAX_HOUSES];
         self.ranker
-            .unrank_part(c.k * STRIP, self.s - c.t as u32, &mut c.b0[..self.m]);
-        c.b = c.b0;
+            .unrank_part(c.k * STRIP, self.s - c.t as u32, &mut b[..m]);
+        for (j, col) in cols.iter_mut().enumerate().take(c.w as usize) {
+            if j > 0 {
+                next_composition(&mut b[..m]);
+            }
+            if b[m - 3] > 0 {
+                *col = b[m - 2] + b[m - 1] + 1;
+            }
+        }
+        cols
     }
 
     /// Moves the cursor to the next place (past the end it wraps into a group that does not
-    /// exist; callers stop before).
+    /// exist; callers stop before). True when it enters another strip (whose [`Columns`]
+    /// differ).
     #[inline(always)]
-    fn advance(&self, c: &mut Cursor) {
+    fn advance(&self, c: &mut Cursor) -> bool {
         c.j += 1;
-        if c.j == c.w {
-            c.j = 0;
-            c.i += 1;
-            c.b = c.b0;
-            if c.i == self.groups[c.t].rows {
-                c.i = 0;
-                c.k += 1;
-                if c.k * STRIP >= self.groups[c.t].cols {
-                    c.k = 0;
-                    c.t += 1;
-                }
-                if let Some(g) = self.groups.get(c.t) {
-                    c.w = STRIP.min(g.cols - c.k * STRIP);
-                    self.strip_start(c);
-                }
-            }
-        } else {
-            let m = self.m;
-            // Mostly a seed moves between the last two houses.
-            if m >= 2 && c.b[m - 1] > 0 {
-                c.b[m - 2] += 1;
-                c.b[m - 1] -= 1;
-            } else {
-                next_composition(&mut c.b[..m]);
-            }
+        if c.j < c.w {
+            return false;
+        }
+        c.j = 0;
+        c.i += 1;
+        if c.i < self.groups[c.t].rows {
+            return false;
+        }
+        c.i = 0;
+        c.k += 1;
+        if c.k * STRIP >= self.groups[c.t].cols {
+            c.k = 0;
+            c.t += 1;
+        }
+        if let Some(g) = self.groups.get(c.t) {
+            c.w = STRIP.min(g.cols - c.k * STRIP);
+        }
+        true
+    }
+
+    /// [`Layout::advance`], keeping `cols` the cursor's strip's.
+    #[inline(always)]
+    fn advance_with(&self, c: &mut Cursor, cols: &mut Columns) {
+        if self.advance(c) && c.t < self.groups.len() {
+            *cols = self.columns(c);
         }
     }
 
@@ -342,55 +353,57 @@ fn context_buffer(len: usize, miss: u8) -> Vec<u8> {
 /// The context of the value at `buf[p]` (`p >= PAD`; the block's symbols so far before it, the
 /// pad before them) at cursor `c`; `k = s + 2` symbols with the missing one, `miss = s + 1`.
 #[inline(always)]
-fn context(buf: &[u8], p: usize, c: &Cursor, m: usize, k: usize, miss: u8) -> usize {
+fn context(buf: &[u8], p: usize, c: &Cursor, cols: &Columns, k: usize, miss: u8) -> usize {
     let w = c.w as usize;
-    // The board with a seed moved from the opponent's third-last house to the next lies
-    // `d` columns to the left (its rank is `d` less).
-    let (x, d) = if m >= 3 {
-        (c.b[m - 3], c.b[m - 2] as usize + c.b[m - 1] as usize + 1)
-    } else {
-        (0, 1)
-    };
+    // The board with a seed moved from the opponent's third-last house to the next lies `d`
+    // columns to the left (0: none).
+    let d = cols[c.j as usize & (STRIP as usize - 1)] as usize;
     // Selects of loads that are always in bounds (p >= PAD > w, d <= 32 < PAD): no branches.
     let (l, l2, u, ul, lb) = (buf[p - 1], buf[p - 2], buf[p - w], buf[p - w - 1], buf[p - d]);
     let l = if c.j >= 1 { l } else { miss };
     let l2 = if c.j >= 2 { l2 } else { miss };
     let u = if c.i >= 1 { u } else { miss };
     let ul = if c.i >= 1 && c.j >= 1 { ul } else { miss };
-    let lb = if x > 0 && c.j as usize >= d { lb } else { miss };
-    ((((l as usize * k + u as usize) * 6 + grad(ul, l, 2, miss)) * 6 + grad(ul, u, 2, miss)) * 4
-        + grad(l2, l, 1, miss))
-        * 4
-        + grad(lb, l, 1, miss)
+    let lb = if d > 0 && c.j as usize >= d { lb } else { miss };
+    // The neighbours' shape high, the symbols low: the contexts met most (a few shapes, any
+    // symbols) lie together in the table of contexts.
+    let shape = ((grad(lb, l, 1, miss) * 4 + grad(l2, l, 1, miss)) * 6 + grad(ul, u, 2, miss)) * 6
+        + grad(ul, l, 2, miss);
+    (shape * k + u as usize) * k + l as usize
 }
+
+/// Shapes of the neighbours of a value: the terms of its context besides `L` and `U`.
+const SHAPES: usize = 576;
 
 /// Contexts of a level whose symbols (with the missing one) number `k`.
 fn contexts(k: usize) -> usize {
-    k * k * 576
+    SHAPES * k * k
 }
 
-/// The context a context falls back to when it has no table of its own: without the
-/// moved-seed term, then also without the two-to-the-left term, then also without the up-left
-/// terms (a context that has lost all three is its own parent).
+/// The context a context falls back to when it has no table of its own (`kk` = `k * k`):
+/// without the moved-seed term, then also without the two-to-the-left term, then also without
+/// the up-left terms (a context that has lost all three is its own parent).
 #[inline]
-fn parent(ctx: usize) -> usize {
-    let (g3, g2) = (ctx % 4, ctx / 4 % 4);
-    if g3 != 3 {
-        ctx - g3 + 3
+fn parent(ctx: usize, kk: usize) -> usize {
+    let (shape, lu) = (ctx / kk, ctx % kk);
+    let (g3, g2, gul) = (shape / 144, shape / 36 % 4, shape % 36);
+    let shape = if g3 != 3 {
+        (3 * 4 + g2) * 36 + gul
     } else if g2 != 3 {
-        ctx - 4 * g2 + 12
+        (3 * 4 + 3) * 36 + gul
     } else {
-        (ctx / 576) * 576 + ((5 * 6 + 5) * 4 + 3) * 4 + 3
-    }
+        SHAPES - 1
+    };
+    shape * kk + lu
 }
 
 /// How many steps a context is from its root (0 to 3): the order in which [`prune`] weighs
 /// them.
-fn depth(ctx: usize) -> usize {
+fn depth(ctx: usize, kk: usize) -> usize {
     let mut d = 0;
     let mut c = ctx;
-    while parent(c) != c {
-        c = parent(c);
+    while parent(c, kk) != c {
+        c = parent(c, kk);
         d += 1;
     }
     d
@@ -401,17 +414,17 @@ fn depth(ctx: usize) -> usize {
 /// bytes for `n` symbols; coding a context's `c` values with its parent's frequencies costs
 /// `c` times the Kullback-Leibler divergence more bits. Children are weighed against their
 /// parent with all its children's counts; the children first, then the parents.
-fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>) {
+fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>, kk: usize) {
     for round in (1..=3).rev() {
         // The deepest contexts first.
         let children: Vec<usize> = counts
             .keys()
             .copied()
-            .filter(|&c| depth(c) == round)
+            .filter(|&c| depth(c, kk) == round)
             .collect();
         let mut family: std::collections::HashMap<usize, [u64; SYMS]> = Default::default();
         for (&ctx, row) in counts.iter() {
-            let p = if depth(ctx) == round { parent(ctx) } else { ctx };
+            let p = if depth(ctx, kk) == round { parent(ctx, kk) } else { ctx };
             let f = family.entry(p).or_insert([0; SYMS]);
             for (f, &c) in f.iter_mut().zip(row) {
                 *f += c;
@@ -420,7 +433,7 @@ fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>) {
         for ctx in children {
             let row = counts[&ctx];
             let c: u64 = row.iter().sum();
-            let fam = &family[&parent(ctx)];
+            let fam = &family[&parent(ctx, kk)];
             let total: u64 = fam.iter().sum();
             let mut bits = 0f64;
             let mut n = 0;
@@ -432,7 +445,7 @@ fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>) {
             }
             if bits / 8.0 < (5 + 3 * n) as f64 {
                 counts.remove(&ctx);
-                let p = counts.entry(parent(ctx)).or_insert([0; SYMS]);
+                let p = counts.entry(parent(ctx, kk)).or_insert([0; SYMS]);
                 for (p, &x) in p.iter_mut().zip(&row) {
                     *p += x;
                 }
@@ -508,10 +521,11 @@ impl GridModel {
                     let first = (ci * chunk + bi * block_size) as u64;
                     to_symbols(block, s, &mut buf[PAD..])?;
                     let mut cur = layout.cursor(first);
+                    let mut cols = layout.columns(&cur);
                     for p in PAD..PAD + block.len() {
-                        let ctx = context(&buf, p, &cur, layout.m, k, miss);
+                        let ctx = context(&buf, p, &cur, &cols, k, miss);
                         counts[ctx][buf[p] as usize] += 1;
-                        layout.advance(&mut cur);
+                        layout.advance_with(&mut cur, &mut cols);
                     }
                 }
                 Ok::<_, String>(counts)
@@ -532,7 +546,7 @@ impl GridModel {
             .filter(|(_, row)| row.iter().any(|&c| c > 0))
             .map(|(ctx, row)| (ctx, std::array::from_fn(|x| row[x] as u64)))
             .collect();
-        prune(&mut counts);
+        prune(&mut counts, k * k);
         let mut tables = Vec::new();
         let mut totals = Vec::new();
         for (&ctx, row) in counts.iter() {
@@ -565,8 +579,8 @@ impl GridModel {
         let own = ids.clone();
         for (ctx, id) in ids.iter_mut().enumerate() {
             let mut c = ctx;
-            while own[c] == NONE && parent(c) != c {
-                c = parent(c);
+            while own[c] == NONE && parent(c, k * k) != c {
+                c = parent(c, k * k);
             }
             *id = own[c];
         }
@@ -729,13 +743,14 @@ impl GridModel {
             let buf = &mut buf[..PAD + sub.len()];
             to_symbols(sub, self.layout.s, &mut buf[PAD..]).expect("values fitted by the model");
             let mut cur = self.layout.cursor(i * BLOCK as u64 + (r * SUB) as u64);
+            let mut cols = self.layout.columns(&cur);
             coded[r].reserve(sub.len());
             for p in PAD..buf.len() {
-                let ctx = context(buf, p, &cur, self.layout.m, k, miss);
+                let ctx = context(buf, p, &cur, &cols, k, miss);
                 let id = self.ids.get(ctx).copied().unwrap_or(NONE);
                 assert!(id != NONE, "context {ctx} not in the model");
                 coded[r].push((id as u32, buf[p]));
-                self.layout.advance(&mut cur);
+                self.layout.advance_with(&mut cur, &mut cols);
             }
         }
         // Last value first, so that decoding runs forward; the sub-blocks side by side, their
@@ -775,46 +790,32 @@ impl GridModel {
         }
     }
 
-    /// The decoders of the sub-blocks of a block of `len` values stored as `data`, the
-    /// lengths checked (each stream within the block, the last ending where it ends).
+    /// The decoders of the sub-blocks of a block of `len` values stored as `data`.
     fn lanes<'a>(&self, i: u64, data: &'a [u8], len: usize) -> Result<[Lane<'a>; SUBS], String> {
-        if data.len() < HEAD {
-            return Err(format!(
-                "block of {} bytes, shorter than its {HEAD} bytes of states and lengths",
-                data.len()
-            ));
+        let streams = streams(data)?;
+        Ok(std::array::from_fn(|r| self.lane(i, data, len, streams, r)))
+    }
+
+    /// The decoder of sub-block `r` of a block of `len` values stored as `data`, whose streams
+    /// end at `ends` (checked by [`streams`]).
+    fn lane<'a>(&self, i: u64, data: &'a [u8], len: usize, ends: [usize; SUBS], r: usize) -> Lane<'a> {
+        let start = if r == 0 { HEAD } else { ends[r - 1] };
+        let first = (r * SUB).min(len);
+        let (cur, cols) = if first < len {
+            let cur = self.layout.cursor(i * BLOCK as u64 + first as u64);
+            (cur, self.layout.columns(&cur))
+        } else {
+            (Cursor::default(), [0; STRIP as usize])
+        };
+        Lane {
+            x: u32::from_le_bytes(data[4 * r..4 * r + 4].try_into().expect("4 bytes")),
+            words: &data[start..ends[r]],
+            pos: 0,
+            cur,
+            cols,
+            len: (len - first).min(SUB),
+            max: 0,
         }
-        if (data.len() - HEAD) % 2 != 0 {
-            return Err(format!("block of {} bytes: an odd number", data.len()));
-        }
-        let mut start = HEAD;
-        let mut lanes: [Lane<'a>; SUBS] = std::array::from_fn(|_| Lane::default());
-        for (r, lane) in lanes.iter_mut().enumerate() {
-            let end = if r + 1 < SUBS {
-                let at = 4 * SUBS + 2 * r;
-                start + 2 * u16::from_le_bytes([data[at], data[at + 1]]) as usize
-            } else {
-                data.len()
-            };
-            if end > data.len() || end < start {
-                return Err(format!("block of {} bytes, its streams run past its end", data.len()));
-            }
-            let first = (r * SUB).min(len);
-            *lane = Lane {
-                x: u32::from_le_bytes(data[4 * r..4 * r + 4].try_into().expect("4 bytes")),
-                words: &data[start..end],
-                pos: 0,
-                cur: if first < len {
-                    self.layout.cursor(i * BLOCK as u64 + first as u64)
-                } else {
-                    Cursor::default()
-                },
-                len: (len - first).min(SUB),
-                max: 0,
-            };
-            start = end;
-        }
-        Ok(lanes)
     }
 
     /// Decodes the next symbol of `lane` into `buf[p]` (`buf` the lane's context buffer).
@@ -822,7 +823,7 @@ impl GridModel {
     #[inline(always)]
     fn step(&self, lane: &mut Lane<'_>, buf: &mut [u8], p: usize) {
         let (k, miss) = (self.k(), self.miss());
-        let cum = &self.table(context(buf, p, &lane.cur, self.layout.m, k, miss)).0;
+        let cum = &self.table(context(buf, p, &lane.cur, &lane.cols, k, miss)).0;
         let x = lane.x;
         let slot = x & (SCALE - 1);
         // The entries rise: the symbol is the number of them, past the first, at most `slot`
@@ -847,7 +848,7 @@ impl GridModel {
         // as `miss` for them, and remembered for the check.
         lane.max = lane.max.max(sym as u8);
         buf[p] = (sym as u8).min(miss);
-        self.layout.advance(&mut lane.cur);
+        self.layout.advance_with(&mut lane.cur, &mut lane.cols);
     }
 
     /// The checks at the end of a sub-block: every symbol in range, every byte read, the state
@@ -915,9 +916,8 @@ impl GridModel {
         if q >= len {
             return Err(format!("value {q} of a block of {len}"));
         }
-        let mut lanes = self.lanes(i, data, len)?;
         let r = q / SUB;
-        let lane = &mut lanes[r];
+        let lane = &mut self.lane(i, data, len, streams(data)?, r);
         let mut buf = [self.miss(); PAD + SUB];
         let last = PAD + q % SUB;
         for p in PAD..=last {
@@ -935,8 +935,35 @@ impl GridModel {
     }
 }
 
+/// Where the word streams of the sub-blocks of a block stored as `data` end, checked: each
+/// within the block, the last ending where it ends.
+fn streams(data: &[u8]) -> Result<[usize; SUBS], String> {
+    if data.len() < HEAD {
+        return Err(format!(
+            "block of {} bytes, shorter than its {HEAD} bytes of states and lengths",
+            data.len()
+        ));
+    }
+    if (data.len() - HEAD) % 2 != 0 {
+        return Err(format!("block of {} bytes: an odd number", data.len()));
+    }
+    let mut ends = [data.len(); SUBS];
+    let mut start = HEAD;
+    for (r, end) in ends.iter_mut().enumerate().take(SUBS - 1) {
+        let at = 4 * SUBS + 2 * r;
+        *end = start + 2 * u16::from_le_bytes([data[at], data[at + 1]]) as usize;
+        if *end > data.len() {
+            return Err(format!(
+                "block of {} bytes, its streams run past its end",
+                data.len()
+            ));
+        }
+        start = *end;
+    }
+    Ok(ends)
+}
+
 /// The decoder of one sub-block.
-#[derive(Default)]
 struct Lane<'a> {
     /// The rANS state.
     x: u32,
@@ -946,6 +973,8 @@ struct Lane<'a> {
     pos: usize,
     /// Where the next value lies.
     cur: Cursor,
+    /// The [`Columns`] of its strip.
+    cols: Columns,
     /// Values in the sub-block.
     len: usize,
     /// The largest symbol decoded.
