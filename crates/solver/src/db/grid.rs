@@ -372,6 +372,9 @@ fn context(buf: &[u8], p: usize, c: &Cursor, cols: &Columns, k: usize, miss: u8)
     (shape * k + u as usize) * k + l as usize
 }
 
+/// A context keeps its table only if that saves this many times the table's bytes.
+const PRUNE: f64 = 1.0;
+
 /// Shapes of the neighbours of a value: the terms of its context besides `L` and `U`.
 const SHAPES: usize = 576;
 
@@ -443,7 +446,7 @@ fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>, kk: usize)
                     bits += x as f64 * ((x as f64 / c as f64) / (y as f64 / total as f64)).log2();
                 }
             }
-            if bits / 8.0 < (5 + 3 * n) as f64 {
+            if bits / 8.0 < PRUNE * (5 + 3 * n) as f64 {
                 counts.remove(&ctx);
                 let p = counts.entry(parent(ctx, kk)).or_insert([0; SYMS]);
                 for (p, &x) in p.iter_mut().zip(&row) {
