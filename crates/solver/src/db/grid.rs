@@ -350,27 +350,69 @@ fn context_buffer(len: usize, miss: u8) -> Vec<u8> {
     vec![miss; PAD + len]
 }
 
-/// The context of the value at `buf[p]` (`p >= PAD`; the block's symbols so far before it, the
-/// pad before them) at cursor `c`; `k = s + 2` symbols with the missing one, `miss = s + 1`.
-#[inline(always)]
-fn context(buf: &[u8], p: usize, c: &Cursor, cols: &Columns, k: usize, miss: u8) -> usize {
-    let w = c.w as usize;
-    // The board with a seed moved from the opponent's third-last house to the next lies `d`
-    // columns to the left (0: none).
-    let d = cols[c.j as usize & (STRIP as usize - 1)] as usize;
-    // Selects of loads that are always in bounds (p >= PAD > w, d <= 32 < PAD): no branches.
-    let (l, l2, u, ul, lb) = (buf[p - 1], buf[p - 2], buf[p - w], buf[p - w - 1], buf[p - d]);
-    let l = if c.j >= 1 { l } else { miss };
-    let l2 = if c.j >= 2 { l2 } else { miss };
-    let u = if c.i >= 1 { u } else { miss };
-    let ul = if c.i >= 1 && c.j >= 1 { ul } else { miss };
-    let lb = if d > 0 && c.j as usize >= d { lb } else { miss };
-    // The neighbours' shape high, the symbols low: the contexts met most (a few shapes, any
-    // symbols) lie together in the table of contexts.
-    let shape = ((grad(lb, l, 1, miss) * 4 + grad(l2, l, 1, miss)) * 6 + grad(ul, u, 2, miss)) * 6
-        + grad(ul, l, 2, miss);
-    (shape * k + u as usize) * k + l as usize
+/// The terms of the contexts of one level, as tables: for symbols `a` and `b` (or `miss`),
+/// each gradient term already multiplied by its place in the context.
+struct Terms {
+    k: usize,
+    miss: u8,
+    /// `g(Lb - L, 1)`, `g(L2 - L, 1)`, `g(UL - U, 2)`, `g(UL - L, 2)` by `[first][second]`.
+    t: Box<[[[u32; SYMS]; SYMS]; 4]>,
 }
+
+impl Terms {
+    /// The tables of level `s` (at most [`MAX_LEVEL`]).
+    fn new(s: u32) -> Terms {
+        let k = s as usize + 2;
+        let miss = s as u8 + 1;
+        let kk = (k * k) as u32;
+        let mut t = Box::new([[[0u32; SYMS]; SYMS]; 4]);
+        for a in 0..=miss {
+            for b in 0..=miss {
+                let (a_, b_) = (a as usize, b as usize);
+                t[0][a_][b_] = grad(a, b, 1, miss) as u32 * 144 * kk;
+                t[1][a_][b_] = grad(a, b, 1, miss) as u32 * 36 * kk;
+                t[2][a_][b_] = grad(a, b, 2, miss) as u32 * 6 * kk;
+                t[3][a_][b_] = grad(a, b, 2, miss) as u32 * kk;
+            }
+        }
+        Terms { k, miss, t }
+    }
+
+    /// The context of the value at `buf[p]` (`p >= PAD`; the block's symbols so far before it,
+    /// the pad before them; every symbol at most `miss`) at cursor `c`.
+    #[inline(always)]
+    fn context(&self, buf: &[u8], p: usize, c: &Cursor, cols: &Columns) -> usize {
+        let miss = self.miss;
+        let w = c.w as usize;
+        // The board with a seed moved from the opponent's third-last house to the next lies
+        // `d` columns to the left (0: none).
+        let d = cols[c.j as usize & (STRIP as usize - 1)] as usize;
+        // Selects of loads that are always in bounds (p >= PAD > w, d <= 32 < PAD): no
+        // branches.
+        let (l, l2, u, ul, lb) = (buf[p - 1], buf[p - 2], buf[p - w], buf[p - w - 1], buf[p - d]);
+        let l = if c.j >= 1 { l } else { miss };
+        let l2 = if c.j >= 2 { l2 } else { miss };
+        let u = if c.i >= 1 { u } else { miss };
+        let ul = if c.i >= 1 && c.j >= 1 { ul } else { miss };
+        let lb = if d > 0 && c.j as usize >= d { lb } else { miss };
+        // The neighbours' shape high, the symbols low: the contexts met most (a few shapes,
+        // any symbols) lie together in the table of contexts.
+        let (l, l2, u, ul, lb) = (
+            l as usize & (SYMS - 1),
+            l2 as usize & (SYMS - 1),
+            u as usize & (SYMS - 1),
+            ul as usize & (SYMS - 1),
+            lb as usize & (SYMS - 1),
+        );
+        let t = &self.t;
+        (t[0][lb][l] + t[1][l2][l] + t[2][ul][u] + t[3][ul][l]) as usize + u * self.k + l
+    }
+}
+
+/// Levels of at least this many values are counted on a sample of their sub-blocks.
+const SAMPLE_FROM: usize = 1 << 23;
+/// One sub-block in this many is counted in a sampled level.
+const SAMPLE: u64 = 4;
 
 /// A context keeps its table only if that saves this many times the table's bytes.
 const PRUNE: f64 = 1.0;
@@ -416,8 +458,9 @@ fn depth(ctx: usize, kk: usize) -> usize {
 /// data: their counts move to their parent's (see [`parent`]). A table costs about `5 + 3 n`
 /// bytes for `n` symbols; coding a context's `c` values with its parent's frequencies costs
 /// `c` times the Kullback-Leibler divergence more bits. Children are weighed against their
-/// parent with all its children's counts; the children first, then the parents.
-fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>, kk: usize) {
+/// parent with all its children's counts; the children first, then the parents. The counts
+/// stand for `weight` times as many values (a sample).
+fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>, kk: usize, weight: f64) {
     for round in (1..=3).rev() {
         // The deepest contexts first.
         let children: Vec<usize> = counts
@@ -446,7 +489,7 @@ fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>, kk: usize)
                     bits += x as f64 * ((x as f64 / c as f64) / (y as f64 / total as f64)).log2();
                 }
             }
-            if bits / 8.0 < PRUNE * (5 + 3 * n) as f64 {
+            if weight * bits / 8.0 < PRUNE * (5 + 3 * n) as f64 {
                 counts.remove(&ctx);
                 let p = counts.entry(parent(ctx, kk)).or_insert([0; SYMS]);
                 for (p, &x) in p.iter_mut().zip(&row) {
@@ -460,12 +503,16 @@ fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>, kk: usize)
 /// The frequency tables of one level of the grid codec, with its layout.
 pub(crate) struct GridModel {
     layout: Layout,
-    /// The table of each context (index into `cums`), [`NONE`] for contexts that never occur.
+    /// The terms of the contexts.
+    terms: Terms,
+    /// The table of each context (index into `cums`): its own, its nearest ancestor's, or the
+    /// level's.
     ids: Vec<u16>,
     /// Cumulative frequencies by table: entry `x` is the sum of the frequencies of the symbols
-    /// below `x` ([`SCALE`] past the last symbol). The last table is the *dead* one, all zero:
-    /// it decodes to symbol 31, no value's, which the end of the block reports.
+    /// below `x` ([`SCALE`] past the last symbol).
     cums: Vec<Cum>,
+    /// The level's table (every value's symbol, no escape).
+    global: usize,
     /// The contexts and frequency tables in serialised order.
     tables: Vec<(u32, Vec<(u8, u16)>)>,
 }
@@ -480,9 +527,6 @@ impl std::fmt::Debug for GridModel {
 }
 
 impl GridModel {
-    fn k(&self) -> usize {
-        self.layout.s as usize + 2
-    }
 
     fn miss(&self) -> u8 {
         self.layout.s as u8 + 1
@@ -498,6 +542,14 @@ impl GridModel {
     /// above [`MAX_LEVEL`], a value is out of range or has the wrong parity, or the contexts
     /// are too many.
     pub(crate) fn fit(values: &[i8], layout: Layout) -> Result<GridModel, String> {
+        // Large levels are counted on one sub-block in SAMPLE (what the others hold that the
+        // sample misses is escaped).
+        let step = if values.len() >= SAMPLE_FROM { SAMPLE } else { 1 };
+        GridModel::fit_sampled(values, layout, step)
+    }
+
+    /// [`GridModel::fit`] counting one sub-block in `step`.
+    fn fit_sampled(values: &[i8], layout: Layout, step: u64) -> Result<GridModel, String> {
         use rayon::prelude::*;
         let block_size = SUB;
         let s = layout.s;
@@ -509,6 +561,7 @@ impl GridModel {
         }
         let k = s as usize + 2;
         let keys = contexts(k);
+        let terms = Terms::new(s);
         // One table of counts per thread, over a contiguous part of the level (whole
         // sub-blocks), added up at the end.
         let parts = rayon::current_num_threads().max(1);
@@ -522,11 +575,14 @@ impl GridModel {
                 let mut buf = context_buffer(block_size, miss);
                 for (bi, block) in c.chunks(block_size).enumerate() {
                     let first = (ci * chunk + bi * block_size) as u64;
+                    if first / block_size as u64 % step != 0 {
+                        continue;
+                    }
                     to_symbols(block, s, &mut buf[PAD..])?;
                     let mut cur = layout.cursor(first);
                     let mut cols = layout.columns(&cur);
                     for p in PAD..PAD + block.len() {
-                        let ctx = context(&buf, p, &cur, &cols, k, miss);
+                        let ctx = terms.context(&buf, p, &cur, &cols);
                         counts[ctx][buf[p] as usize] += 1;
                         layout.advance_with(&mut cur, &mut cols);
                     }
@@ -549,46 +605,68 @@ impl GridModel {
             .filter(|(_, row)| row.iter().any(|&c| c > 0))
             .map(|(ctx, row)| (ctx, std::array::from_fn(|x| row[x] as u64)))
             .collect();
-        prune(&mut counts, k * k);
-        let mut tables = Vec::new();
-        let mut totals = Vec::new();
+        // The level's table: every symbol counted once more, so that any value can be coded.
+        let mut global = [0u64; 256];
+        for row in counts.values() {
+            for (g, &c) in global.iter_mut().zip(row) {
+                *g += c;
+            }
+        }
+        for g in &mut global[..=s as usize] {
+            *g += 1;
+        }
+        // Counts of a sample stand for `step` times as many values.
+        prune(&mut counts, k * k, step as f64);
+        let mut tables = vec![(keys as u32, normalize(&global, SCALE_BITS))];
+        let mut totals = vec![u64::MAX];
         for (&ctx, row) in counts.iter() {
             let total: u64 = row.iter().sum();
             let mut wide = [0u64; 256];
             wide[..SYMS].copy_from_slice(row);
+            // The escape: a symbol this context's count did not see.
+            wide[s as usize + 1] = 1;
             tables.push((ctx as u32, normalize(&wide, SCALE_BITS)));
             totals.push(total);
         }
-        // The most used contexts first: their tables lie together in memory, which the
-        // decoder's cache likes.
+        // The level's table, then the most used contexts first: their tables lie together in
+        // memory, which the decoder's cache likes.
         let mut order: Vec<usize> = (0..tables.len()).collect();
         order.sort_by_key(|&i| (std::cmp::Reverse(totals[i]), tables[i].0));
-        let tables = order.into_iter().map(|i| std::mem::take(&mut tables[i])).collect::<Vec<_>>();
+        let tables = order
+            .into_iter()
+            .map(|i| std::mem::take(&mut tables[i]))
+            .collect::<Vec<_>>();
         if tables.len() >= NONE as usize {
             return Err(format!("{} contexts, too many", tables.len()));
         }
         Ok(GridModel::from_tables(layout, tables))
     }
 
+    /// The model of checked tables: one for the context `contexts(k)` (the level's), at most
+    /// one per other context.
     fn from_tables(layout: Layout, tables: Vec<(u32, Vec<(u8, u16)>)>) -> GridModel {
         let k = layout.s as usize + 2;
-        let mut ids = vec![NONE; contexts(k)];
-        let mut cums = Vec::with_capacity(tables.len() + 1);
+        let keys = contexts(k);
+        let mut ids = vec![NONE; keys];
+        let mut cums = Vec::with_capacity(tables.len());
+        let mut global = 0;
         for (id, (ctx, _)) in tables.iter().enumerate() {
-            ids[*ctx as usize] = id as u16;
+            match ids.get_mut(*ctx as usize) {
+                Some(x) => *x = id as u16,
+                None => global = id,
+            }
         }
         // A context without a table of its own uses its nearest ancestor's (see
-        // [`parent`]); without any, the dead table (`NONE` here).
+        // [`parent`]); without any, the level's.
         let own = ids.clone();
         for (ctx, id) in ids.iter_mut().enumerate() {
             let mut c = ctx;
             while own[c] == NONE && parent(c, k * k) != c {
                 c = parent(c, k * k);
             }
-            *id = own[c];
+            *id = if own[c] == NONE { global as u16 } else { own[c] };
         }
-        for (ctx, syms) in tables.iter() {
-            debug_assert!((*ctx as usize) < own.len());
+        for (_, syms) in tables.iter() {
             let mut cum = [SCALE as u16; SYMS];
             let mut acc = 0u32;
             let mut next = 0usize;
@@ -603,23 +681,20 @@ impl GridModel {
             debug_assert_eq!(acc, SCALE);
             cums.push(Cum(cum));
         }
-        cums.push(Cum([0; SYMS]));
         GridModel {
+            terms: Terms::new(layout.s),
             layout,
             ids,
             cums,
+            global,
             tables,
         }
     }
 
-    /// The table of context `ctx` (the dead one for contexts without a table).
+    /// The table of context `ctx`.
     #[inline(always)]
     fn table(&self, ctx: usize) -> &Cum {
-        let id = match self.ids.get(ctx) {
-            Some(&id) if id != NONE => id as usize,
-            _ => self.cums.len() - 1,
-        };
-        &self.cums[id]
+        &self.cums[self.ids.get(ctx).map_or(self.global, |&id| id as usize)]
     }
 
     /// The serialised model, little-endian:
@@ -628,14 +703,18 @@ impl GridModel {
     /// u8   scale bits (12)
     /// u8   level s
     /// u16  strip width (64)
-    /// u32  number of contexts that follow
-    /// per context, most used first, each context once:
-    ///   u32  context (below (s + 2)^2 * 576)
+    /// u32  number of tables that follow
+    /// per table (the level's first, then the contexts' most used first; each context once):
+    ///   u32  context (below (s + 2)^2 * 576; the level's table: (s + 2)^2 * 576)
     ///   u8   number of symbols - 1
     ///   per symbol, in increasing order of symbol:
-    ///     u8   symbol (0..=s)
-    ///     u16  frequency (>= 1; the frequencies of a context sum to 1 << scale bits)
+    ///     u8   symbol (0..=s, and s + 1 = escape in a context's table)
+    ///     u16  frequency (>= 1; the frequencies of a table sum to 1 << scale bits)
     /// ```
+    ///
+    /// A context without a table uses its nearest ancestor's ([`parent`]), or the level's. A
+    /// value whose symbol a context's table lacks is coded as the escape in that table, then
+    /// as its symbol in the level's.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![SCALE_BITS as u8, self.layout.s as u8];
         out.extend_from_slice(&(STRIP as u16).to_le_bytes());
@@ -684,21 +763,30 @@ impl GridModel {
         }
         let k = s as usize + 2;
         let keys = contexts(k) as u32;
-        let contexts = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes"));
-        if contexts >= (NONE as u32).min(keys + 1) {
-            return Err(format!("model has {contexts} contexts, too many"));
+        let count = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes"));
+        if count == 0 || count >= (NONE as u32).min(keys + 2) {
+            return Err(format!("model has {count} tables"));
         }
-        let mut tables = Vec::with_capacity(contexts as usize);
+        let mut tables = Vec::with_capacity(count as usize);
+        // The level's table comes first; the contexts' tables may hold the escape.
         let mut seen = vec![false; keys as usize];
-        for _ in 0..contexts {
+        for t in 0..count {
             let b = take(5, "context")?;
             let ctx = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
             let n = b[4] as u32 + 1;
-            if ctx >= keys || std::mem::replace(&mut seen[ctx as usize], true) {
-                return Err(format!("model context {ctx} out of range or repeated"));
-            }
-            if n > s + 1 {
-                return Err(format!("model context {ctx} has {n} symbols, at most {}", s + 1));
+            let top = if t == 0 {
+                if ctx != keys {
+                    return Err(format!("model starts with context {ctx}, not the level's table"));
+                }
+                s
+            } else {
+                if ctx >= keys || std::mem::replace(&mut seen[ctx as usize], true) {
+                    return Err(format!("model context {ctx} out of range or repeated"));
+                }
+                s + 1
+            };
+            if n > top + 1 {
+                return Err(format!("model context {ctx} has {n} symbols, at most {}", top + 1));
             }
             let mut syms = Vec::with_capacity(n as usize);
             let mut sum = 0u32;
@@ -706,7 +794,7 @@ impl GridModel {
             for _ in 0..n {
                 let b = take(3, "symbol")?;
                 let (sym, f) = (b[0] as u32, u16::from_le_bytes([b[1], b[2]]) as u32);
-                if sym > s || prev.is_some_and(|p| sym <= p) {
+                if sym > top || prev.is_some_and(|p| sym <= p) {
                     return Err(format!(
                         "model context {ctx}: symbol {sym} out of range or out of order"
                     ));
@@ -736,7 +824,7 @@ impl GridModel {
     ///
     /// Panics if a value is not one of the model's (the model was not fitted on this level).
     pub(crate) fn encode_block(&self, i: u64, values: &[i8], out: &mut Vec<u8>) {
-        let (k, miss) = (self.k(), self.miss());
+        let miss = self.miss();
         let mut states = [RANS_L; SUBS];
         let mut streams: [Vec<u16>; SUBS] = Default::default();
         // The (table, symbol) of each value, sub-block by sub-block.
@@ -749,10 +837,18 @@ impl GridModel {
             let mut cols = self.layout.columns(&cur);
             coded[r].reserve(sub.len());
             for p in PAD..buf.len() {
-                let ctx = context(buf, p, &cur, &cols, k, miss);
-                let id = self.ids.get(ctx).copied().unwrap_or(NONE);
-                assert!(id != NONE, "context {ctx} not in the model");
-                coded[r].push((id as u32, buf[p]));
+                let ctx = self.terms.context(buf, p, &cur, &cols);
+                let id = self.ids.get(ctx).map_or(self.global, |&id| id as usize);
+                let sym = buf[p];
+                let cum = &self.cums[id].0;
+                let f = cum.get(sym as usize + 1).map_or(SCALE, |&c| c as u32) - cum[sym as usize] as u32;
+                if f == 0 {
+                    // Not in the context's table: the escape, then the symbol in the level's.
+                    coded[r].push((id as u32, miss));
+                    coded[r].push((self.global as u32, sym));
+                } else {
+                    coded[r].push((id as u32, sym));
+                }
                 self.layout.advance_with(&mut cur, &mut cols);
             }
         }
@@ -771,10 +867,11 @@ impl GridModel {
             *x = ((*x / f) << SCALE_BITS) + *x % f + lo;
         };
         let longest = coded.iter().map(Vec::len).max().unwrap_or(0);
-        for q in (0..longest).rev() {
+        for q in 0..longest {
             for r in 0..SUBS {
-                if let Some(&c) = coded[r].get(q) {
-                    step(&mut states[r], &mut streams[r], c);
+                // Each sub-block from its own last entry (escapes make their lengths differ).
+                if let Some(back) = coded[r].len().checked_sub(q + 1) {
+                    step(&mut states[r], &mut streams[r], coded[r][back]);
                 }
             }
         }
@@ -817,7 +914,6 @@ impl GridModel {
             cur,
             cols,
             len: (len - first).min(SUB),
-            max: 0,
         }
     }
 
@@ -825,8 +921,20 @@ impl GridModel {
     /// Wrapping arithmetic: damaged data gives garbage (caught by the checks), never a panic.
     #[inline(always)]
     fn step(&self, lane: &mut Lane<'_>, buf: &mut [u8], p: usize) {
-        let (k, miss) = (self.k(), self.miss());
-        let cum = &self.table(context(buf, p, &lane.cur, &lane.cols, k, miss)).0;
+        let miss = self.miss();
+        let cum = &self.table(self.terms.context(buf, p, &lane.cur, &lane.cols)).0;
+        let mut sym = self.decode_symbol(lane, cum);
+        if sym == miss as usize {
+            // The escape: the symbol follows in the level's table.
+            sym = self.decode_symbol(lane, &self.cums[self.global].0);
+        }
+        buf[p] = sym as u8;
+        self.layout.advance_with(&mut lane.cur, &mut lane.cols);
+    }
+
+    /// Decodes one symbol of `lane` with the cumulative frequencies `cum`.
+    #[inline(always)]
+    fn decode_symbol(&self, lane: &mut Lane<'_>, cum: &[u16; SYMS]) -> usize {
         let x = lane.x;
         let slot = x & (SCALE - 1);
         // The entries rise: the symbol is the number of them, past the first, at most `slot`
@@ -847,19 +955,13 @@ impl GridModel {
         let refill = (x < RANS_L) as u32;
         lane.x = (x << (16 * refill)) | (w & refill.wrapping_neg());
         lane.pos += 2 * refill as usize;
-        // A symbol above `s` (the dead table's) would make contexts out of range: it is kept
-        // as `miss` for them, and remembered for the check.
-        lane.max = lane.max.max(sym as u8);
-        buf[p] = (sym as u8).min(miss);
-        self.layout.advance_with(&mut lane.cur, &mut lane.cols);
+        sym
     }
 
-    /// The checks at the end of a sub-block: every symbol in range, every byte read, the state
-    /// back where the encoder started it.
+    /// The checks at the end of a sub-block: every byte read, the state back where the encoder
+    /// started it. (Every symbol decoded is a value's: a context's table gives a symbol or the
+    /// escape, the level's table a symbol.)
     fn finish(&self, r: usize, lane: &Lane<'_>) -> Result<(), String> {
-        if lane.max > self.layout.s as u8 {
-            return Err(format!("sub-block {r} decodes to a value out of range"));
-        }
         if lane.pos != lane.words.len() {
             return Err(format!(
                 "sub-block {r} has {} bytes of words, decoding reads {}",
@@ -914,7 +1016,7 @@ impl GridModel {
 
     /// Decodes value `q` of block `i` (of `len` values) and returns it, decoding only its
     /// sub-block up to it (a probe: stops early, so only damage that makes it read past the
-    /// end or leave the range is seen).
+    /// end is seen; the block's checksum sees the rest).
     pub(crate) fn decode_at(&self, i: u64, data: &[u8], len: usize, q: usize) -> Result<i8, String> {
         if q >= len {
             return Err(format!("value {q} of a block of {len}"));
@@ -925,9 +1027,6 @@ impl GridModel {
         let last = PAD + q % SUB;
         for p in PAD..=last {
             self.step(lane, &mut buf, p);
-        }
-        if lane.max > self.layout.s as u8 {
-            return Err(format!("sub-block {r} decodes to a value out of range"));
         }
         if lane.pos > lane.words.len() {
             return Err(format!(
@@ -980,8 +1079,6 @@ struct Lane<'a> {
     cols: Columns,
     /// Values in the sub-block.
     len: usize,
-    /// The largest symbol decoded.
-    max: u8,
 }
 
 /// The symbols of values of level `s`: `(v + s) / 2`; an error for a value out of range or of
@@ -1110,6 +1207,38 @@ mod tests {
                         continue;
                     }
                     assert!(model.decode_block(i, &enc[..cut], &mut out).is_err());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn values_the_model_has_not_seen_are_escaped() {
+        for (m, s, step) in [(3, 9, 3), (6, 6, 5), (4, 11, 2)] {
+            let layout = Layout::new(m, s);
+            let file = layout.gather(&level_values(m, s));
+            // Counted on a sample, and on other values altogether.
+            let sampled = GridModel::fit_sampled(&file, layout.clone(), step).unwrap();
+            let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+            let other: Vec<i8> = file
+                .iter()
+                .map(|&v| {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    if rng % 5 == 0 { (2 * (rng % (s as u64 + 1)) as i32 - s as i32) as i8 } else { v }
+                })
+                .collect();
+            let reloaded = GridModel::from_bytes(&sampled.to_bytes(), m, s).unwrap();
+            for values in [&file, &other] {
+                let enc = encode_level(&sampled, values);
+                for (i, (block, enc)) in values.chunks(BLOCK).zip(&enc).enumerate() {
+                    let mut out = vec![0i8; block.len()];
+                    reloaded.decode_block(i as u64, enc, &mut out).unwrap();
+                    assert_eq!(&out[..], block, "m={m} s={s} block {i}");
+                    for q in (0..block.len()).step_by(31) {
+                        assert_eq!(reloaded.decode_at(i as u64, enc, block.len(), q).unwrap(), block[q]);
+                    }
                 }
             }
         }
