@@ -827,51 +827,49 @@ impl GridModel {
         let miss = self.miss();
         let mut states = [RANS_L; SUBS];
         let mut streams: [Vec<u16>; SUBS] = Default::default();
-        // The (table, symbol) of each value, sub-block by sub-block.
-        let mut coded: [Vec<(u32, u8)>; SUBS] = Default::default();
+        // The (table, symbol) of each value, sub-block by sub-block, side by side.
+        let mut coded = vec![(0u16, 0u8); BLOCK];
         let mut buf = context_buffer(SUB, miss);
         for (r, sub) in values.chunks(SUB).enumerate() {
             let buf = &mut buf[..PAD + sub.len()];
             to_symbols(sub, self.layout.s, &mut buf[PAD..]).expect("values fitted by the model");
             let mut cur = self.layout.cursor(i * BLOCK as u64 + (r * SUB) as u64);
             let mut cols = self.layout.columns(&cur);
-            coded[r].reserve(sub.len());
-            for p in PAD..buf.len() {
+            for (p, c) in (PAD..buf.len()).zip(&mut coded[r * SUB..]) {
                 let ctx = self.terms.context(buf, p, &cur, &cols);
-                let id = self.ids.get(ctx).map_or(self.global, |&id| id as usize);
-                let sym = buf[p];
-                let cum = &self.cums[id].0;
-                let f = cum.get(sym as usize + 1).map_or(SCALE, |&c| c as u32) - cum[sym as usize] as u32;
-                if f == 0 {
-                    // Not in the context's table: the escape, then the symbol in the level's.
-                    coded[r].push((id as u32, miss));
-                    coded[r].push((self.global as u32, sym));
-                } else {
-                    coded[r].push((id as u32, sym));
-                }
+                *c = (self.ids.get(ctx).map_or(self.global as u16, |&id| id), buf[p]);
                 self.layout.advance_with(&mut cur, &mut cols);
             }
         }
-        // Last value first, so that decoding runs forward; the sub-blocks side by side, their
-        // steps interleaved (each a chain of divisions).
-        let step = |x: &mut u32, words: &mut Vec<u16>, (id, sym): (u32, u8)| {
-            let cum = &self.cums[id as usize].0;
-            let sym = sym as usize;
+        // One step of the encoder: `sym` in table `id`.
+        let put = |x: &mut u32, words: &mut Vec<u16>, id: usize, sym: usize| -> bool {
+            let cum = &self.cums[id].0;
             let lo = cum[sym] as u32;
             let f = cum.get(sym + 1).map_or(SCALE, |&c| c as u32) - lo;
-            assert!(f != 0, "symbol {sym} in table {id} not in the model");
+            if f == 0 {
+                return false;
+            }
             if *x as u64 >= (f as u64) << (32 - SCALE_BITS) {
                 words.push(*x as u16);
                 *x >>= 16;
             }
             *x = ((*x / f) << SCALE_BITS) + *x % f + lo;
+            true
         };
-        let longest = coded.iter().map(Vec::len).max().unwrap_or(0);
-        for q in 0..longest {
+        // Last value first, so that decoding runs forward; the sub-blocks side by side, their
+        // steps interleaved (each a chain of divisions). A symbol that its context's table
+        // lacks is the escape there, then the symbol in the level's table: coded backwards,
+        // the symbol first.
+        let lens: [usize; SUBS] = std::array::from_fn(|r| values.len().saturating_sub(r * SUB).min(SUB));
+        for q in (0..SUB).rev() {
             for r in 0..SUBS {
-                // Each sub-block from its own last entry (escapes make their lengths differ).
-                if let Some(back) = coded[r].len().checked_sub(q + 1) {
-                    step(&mut states[r], &mut streams[r], coded[r][back]);
+                if q < lens[r] {
+                    let (id, sym) = coded[r * SUB + q];
+                    let (x, words) = (&mut states[r], &mut streams[r]);
+                    if !put(x, words, id as usize, sym as usize) {
+                        assert!(put(x, words, self.global, sym as usize), "symbol {sym} not in the level's table");
+                        assert!(put(x, words, id as usize, miss as usize), "table {id} without an escape");
+                    }
                 }
             }
         }
