@@ -314,3 +314,20 @@ fn grid_decode_speed() {
         println!("rep {rep}: {:.2} ns/value", e.as_nanos() as f64 / (nb * bs) as f64);
     }
 }
+
+#[test]
+#[ignore]
+fn grid_model_load_time() {
+    let path = std::env::var("GRID_FILE").unwrap_or("/tmp/bg24/level-024.kdb".into());
+    let bytes = std::fs::read(&path).unwrap();
+    let len = u64::from_le_bytes(bytes[80..88].try_into().unwrap()) as usize;
+    let model = &bytes[128..128 + len];
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        let m = super::grid::GridModel::from_bytes(model, 6, 24).unwrap();
+        let e = t.elapsed();
+        let t = std::time::Instant::now();
+        let l = super::grid::Layout::new(6, 24);
+        println!("from_bytes {:?}, layout alone {:?} ({m:?}, {})", e, t.elapsed(), l.len());
+    }
+}

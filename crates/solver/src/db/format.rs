@@ -553,6 +553,45 @@ fn checked_block<'a>(
     Ok(data)
 }
 
+/// The bytes of block `i` (zstd, rans or grid), found through its own table entry and the one
+/// before it, without reading (or checksumming) the whole table: a probe of a large level stays
+/// cheap. A damaged entry still fails: as offsets out of order, or as a checksum that does not
+/// match the block.
+pub(crate) fn entry_block<'a>(
+    path: &Path,
+    header: &Header,
+    bytes: &'a [u8],
+    i: u64,
+) -> Result<&'a [u8], DbError> {
+    let entry = |j: u64| {
+        let at = (header.table_offset + j * ENTRY_LEN as u64) as usize;
+        (u64_at(bytes, at), u64_at(bytes, at + 8))
+    };
+    let start = if i == 0 {
+        header.data_offset
+    } else {
+        entry(i - 1).0
+    };
+    let (end, sum) = entry(i);
+    if start < header.data_offset || end < start || end > header.file_len {
+        return Err(DbError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("block {i} has offsets {start}..{end} (table damaged)"),
+        });
+    }
+    let data = &bytes[start as usize..end as usize];
+    let actual = xxh3_64(data);
+    if actual != sum {
+        return Err(DbError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!(
+                "block {i} checksum mismatch (stored {sum:016x}, computed {actual:016x})"
+            ),
+        });
+    }
+    Ok(data)
+}
+
 /// The model of a level coded with one.
 #[derive(Debug)]
 pub(crate) enum LevelModel {
@@ -618,11 +657,10 @@ pub(crate) fn decode_rans_pair(
 }
 
 /// Value `k` of rans or grid block `i`, decoding the block (grid: the sub-block) only up to it
-/// (the block's checksum checked).
+/// (the block's checksum checked, against its own table entry: see [`entry_block`]).
 pub(crate) fn model_value(
     path: &Path,
     header: &Header,
-    table: &[(u64, u64)],
     model: &LevelModel,
     bytes: &[u8],
     i: u64,
@@ -632,7 +670,7 @@ pub(crate) fn model_value(
         path: path.to_path_buf(),
         what,
     };
-    let data = checked_block(path, header, table, bytes, i)?;
+    let data = entry_block(path, header, bytes, i)?;
     let v = match model {
         LevelModel::Rans(model) => model.decode_at(data, k),
         LevelModel::Grid(model) => model.decode_at(i, data, header.block_len(i), k),

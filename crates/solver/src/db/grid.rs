@@ -657,14 +657,27 @@ impl GridModel {
             }
         }
         // A context without a table of its own uses its nearest ancestor's (see
-        // [`parent`]); without any, the level's.
+        // [`parent`]); without any, the level's. Ancestors differ in their shape only: shape
+        // by shape, each ancestor's row fills the gaps left.
+        let kk = k * k;
         let own = ids.clone();
-        for (ctx, id) in ids.iter_mut().enumerate() {
-            let mut c = ctx;
-            while own[c] == NONE && parent(c, k * k) != c {
-                c = parent(c, k * k);
+        for shape in 0..SHAPES {
+            let row = &mut ids[shape * kk..(shape + 1) * kk];
+            let mut c = shape * kk;
+            while parent(c, kk) != c {
+                c = parent(c, kk);
+                let up = &own[c..c + kk];
+                for (id, &a) in row.iter_mut().zip(up) {
+                    if *id == NONE {
+                        *id = a;
+                    }
+                }
             }
-            *id = if own[c] == NONE { global as u16 } else { own[c] };
+            for id in row.iter_mut() {
+                if *id == NONE {
+                    *id = global as u16;
+                }
+            }
         }
         for (_, syms) in tables.iter() {
             let mut cum = [SCALE as u16; SYMS];

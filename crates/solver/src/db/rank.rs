@@ -35,6 +35,7 @@ pub(crate) struct Ranker {
     below: Box<[[u64; R]; P]>,
 }
 
+#[cfg(test)]
 fn binom(n: u64, k: u64) -> u128 {
     let k = k.min(n - k);
     let mut acc: u128 = 1;
@@ -53,14 +54,12 @@ impl Ranker {
         assert!((1..=MAX_HOUSES).contains(&m));
         let mut n = Box::new([[0u64; R]; P]);
         n[0][0] = 1;
-        for (p, row) in n.iter_mut().enumerate().skip(1).take(2 * MAX_HOUSES) {
-            for (r, x) in row.iter_mut().enumerate() {
-                let c = binom((r + p - 1) as u64, (p - 1) as u64);
-                *x = if c > u64::MAX as u128 {
-                    u64::MAX
-                } else {
-                    c as u64
-                };
+        // Pascal's rule, N(p, r) = N(p - 1, r) + N(p, r - 1), saturating: a sum saturates
+        // exactly when the binomial exceeds u64::MAX.
+        for p in 1..=2 * MAX_HOUSES {
+            n[p][0] = 1;
+            for r in 1..R {
+                n[p][r] = n[p - 1][r].saturating_add(n[p][r - 1]);
             }
         }
         let mut below = Box::new([[0u64; R]; P]);
@@ -235,6 +234,17 @@ mod tests {
 
     fn binom_small(n: u64, k: u64) -> u64 {
         binom(n, k) as u64
+    }
+
+    #[test]
+    fn counting_tables_are_saturated_binomials() {
+        let r = Ranker::new(MAX_HOUSES);
+        for p in 1..=2 * MAX_HOUSES {
+            for s in 0..R {
+                let b = binom((s + p - 1) as u64, (p - 1) as u64).min(u64::MAX as u128) as u64;
+                assert_eq!(r.count(p, s as u32), b, "N({p}, {s})");
+            }
+        }
     }
 
     #[test]

@@ -185,6 +185,9 @@ impl LevelFile {
         }
         self.model
             .get_or_init(|| {
+                // One read of the whole model rather than a page fault at a time.
+                self.map
+                    .will_need(format::HEADER_LEN as u64, self.header.table_offset);
                 format::decode_model(&self.path, &self.header, &self.map).map_err(|e| match e {
                     DbError::Corrupt { what, .. } => what,
                     other => other.to_string(),
@@ -238,16 +241,14 @@ impl LevelFile {
     }
 
     /// The value at file position `pos` (see [`LevelFile::position`]) of a rans or grid level:
-    /// its block's checksum is checked and the block (grid: the sub-block) decoded up to the
-    /// value.
+    /// its block's checksum is checked (against its own table entry, the whole table is not
+    /// read) and the block (grid: the sub-block) decoded up to the value.
     pub(crate) fn coded_value(&self, pos: u64) -> Result<i8, DbError> {
-        let table = self.table()?;
         let model = self.model()?.expect("a rans or grid level has a model");
         let bs = self.header.block_size as u64;
         format::model_value(
             &self.path,
             &self.header,
-            table,
             model,
             &self.map,
             pos / bs,
