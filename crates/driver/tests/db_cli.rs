@@ -159,12 +159,16 @@ fn every_codec_builds_converts_and_answers_alike() {
     let back = tempfile::tempdir().unwrap();
     let rans = tempfile::tempdir().unwrap();
     let rans2 = tempfile::tempdir().unwrap();
-    let (z, s, b, r, r2) = (
+    let grid = tempfile::tempdir().unwrap();
+    let grid2 = tempfile::tempdir().unwrap();
+    let (z, s, b, r, r2, g, g2) = (
         zstd.path().to_str().unwrap(),
         stored.path().to_str().unwrap(),
         back.path().to_str().unwrap(),
         rans.path().to_str().unwrap(),
         rans2.path().to_str().unwrap(),
+        grid.path().to_str().unwrap(),
+        grid2.path().to_str().unwrap(),
     );
     let ok = |out: std::process::Output| {
         assert!(
@@ -175,16 +179,23 @@ fn every_codec_builds_converts_and_answers_alike() {
         out
     };
     let h = ["--houses", "3"];
-    // rans is the default codec.
+    // grid is the default codec.
     let out = ok(kalah(
         &[
-            &["db", "build", "--upto", "9", "--json", "--dir", r][..],
+            &["db", "build", "--upto", "9", "--json", "--dir", g][..],
             &h,
         ]
         .concat(),
     ));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["codec"], "rans");
+    assert_eq!(v["codec"], "grid");
+    ok(kalah(
+        &[
+            &["db", "build", "--upto", "9", "--codec", "rans", "--dir", r][..],
+            &h,
+        ]
+        .concat(),
+    ));
     ok(kalah(
         &[
             &["db", "build", "--upto", "9", "--codec", "zstd", "--dir", z][..],
@@ -244,8 +255,23 @@ fn every_codec_builds_converts_and_answers_alike() {
         .concat(),
     ));
     assert_eq!(level_files(rans2.path()), level_files(rans.path()));
+    // stored -> grid gives the grid build's files.
+    ok(kalah(
+        &[
+            &["db", "convert", "--dir", s, "--to", g2, "--codec", "grid"][..],
+            &h,
+        ]
+        .concat(),
+    ));
+    assert_eq!(level_files(grid2.path()), level_files(grid.path()));
 
-    for (dir, codec) in [(z, "zstd"), (s, "stored"), (b, "zstd"), (r, "rans")] {
+    for (dir, codec) in [
+        (z, "zstd"),
+        (s, "stored"),
+        (b, "zstd"),
+        (r, "rans"),
+        (g, "grid"),
+    ] {
         let out = ok(kalah(
             &[&["db", "info", "--json", "--dir", dir][..], &h].concat(),
         ));
@@ -269,9 +295,10 @@ fn every_codec_builds_converts_and_answers_alike() {
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             (v["value"].clone(), v["moves"].clone(), v["source"].clone())
         };
-        let (zv, sv, rv) = (answer(z), answer(s), answer(r));
+        let (zv, sv, rv, gv) = (answer(z), answer(s), answer(r), answer(g));
         assert_eq!(zv, sv, "{position}");
         assert_eq!(zv, rv, "{position}");
+        assert_eq!(zv, gv, "{position}");
         assert!(zv.0.is_i64(), "{position}: {zv:?}");
     }
 
