@@ -389,17 +389,19 @@ pub(crate) fn encode_level(
     let blocks: Vec<Vec<u8>> = match codec {
         Codec::Grid => {
             let layout = Layout::new(rules.houses, level);
-            let file = layout.gather(values);
-            let Ok(m) = GridModel::fit(&file, layout) else {
+            let Ok(m) = GridModel::fit_level(values, layout.clone()) else {
                 // Above 30 seeds (or values the grid cannot take, which a build never makes).
                 return encode_level(dir, rules, level, values, Codec::Rans);
             };
-            let blocks = file
-                .par_chunks(bs)
-                .enumerate()
-                .map(|(i, c)| {
-                    let mut out = Vec::with_capacity(c.len() / 2);
-                    m.encode_block(i as u64, c, &mut out);
+            // Each block read in file order from the level, no copy of it made.
+            let rows = layout.rows();
+            let blocks = (0..header.block_count)
+                .into_par_iter()
+                .map_init(Vec::new, |block, i| {
+                    block.resize(header.block_len(i), 0);
+                    layout.read(&rows, values, i * bs as u64, block);
+                    let mut out = Vec::with_capacity(block.len() / 2);
+                    m.encode_block(i, block, &mut out);
                     out
                 })
                 .collect();

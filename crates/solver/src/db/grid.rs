@@ -235,7 +235,33 @@ impl Layout {
             .collect()
     }
 
+    /// The index of the first board of every row of every group (see [`Layout::read`]).
+    pub(crate) fn rows(&self) -> Rows {
+        use rayon::prelude::*;
+        Rows((0..self.groups.len())
+            .into_par_iter()
+            .map(|t| self.row_starts(t))
+            .collect())
+    }
+
+    /// Reads the values of places `first..first + out.len()` of the file order from `values`
+    /// (the level in index order) into `out`: a copy of each row's part.
+    pub(crate) fn read(&self, rows: &Rows, values: &[i8], first: u64, out: &mut [i8]) {
+        let mut c = self.cursor(first);
+        let mut o = 0;
+        while o < out.len() {
+            let n = ((c.w - c.j) as usize).min(out.len() - o);
+            let st = (rows.0[c.t][c.i as usize] + c.k * STRIP + c.j) as usize;
+            out[o..o + n].copy_from_slice(&values[st..st + n]);
+            o += n;
+            // To the row's last value read, then one more: the next row.
+            c.j += n as u64 - 1;
+            self.advance(&mut c);
+        }
+    }
+
     /// The values of the level (in index order) in file order.
+    #[cfg(test)]
     pub(crate) fn gather(&self, values: &[i8]) -> Vec<i8> {
         use rayon::prelude::*;
         assert_eq!(values.len() as u64, self.len());
@@ -314,6 +340,9 @@ impl Layout {
         });
     }
 }
+
+/// The index of the first board of each row of each group of a level (see [`Layout::rows`]).
+pub(crate) struct Rows(Vec<Vec<u64>>);
 
 /// The next composition in lexicographic order (first house most significant); false after
 /// the last.
@@ -541,22 +570,50 @@ impl GridModel {
     /// of [`SUB`], and normalises. Errors (the caller then uses another codec) if the level is
     /// above [`MAX_LEVEL`], a value is out of range or has the wrong parity, or the contexts
     /// are too many.
+    #[cfg(test)]
     pub(crate) fn fit(values: &[i8], layout: Layout) -> Result<GridModel, String> {
-        // Large levels are counted on one sub-block in SAMPLE (what the others hold that the
-        // sample misses is escaped).
         let step = if values.len() >= SAMPLE_FROM { SAMPLE } else { 1 };
         GridModel::fit_sampled(values, layout, step)
     }
 
+    /// [`GridModel::fit`] of the values of a level given in index order (each sub-block read
+    /// in file order when counted, no copy of the level made).
+    pub(crate) fn fit_level(values: &[i8], layout: Layout) -> Result<GridModel, String> {
+        // Large levels are counted on one sub-block in SAMPLE (what the others hold that the
+        // sample misses is escaped).
+        let step = if values.len() >= SAMPLE_FROM { SAMPLE } else { 1 };
+        if values.len() as u64 != layout.len() {
+            return Err("wrong number of values".into());
+        }
+        let rows = layout.rows();
+        let read = |first: u64, out: &mut [i8]| layout.read(&rows, values, first, out);
+        GridModel::fit_with(values.len(), layout.clone(), step, read)
+    }
+
     /// [`GridModel::fit`] counting one sub-block in `step`.
+    #[cfg(test)]
     fn fit_sampled(values: &[i8], layout: Layout, step: u64) -> Result<GridModel, String> {
+        let read = |first: u64, out: &mut [i8]| {
+            out.copy_from_slice(&values[first as usize..first as usize + out.len()])
+        };
+        GridModel::fit_with(values.len(), layout, step, read)
+    }
+
+    /// Fits the model of a level of `len` values, which `read(first, out)` gives in file order
+    /// (`out.len()` of them from place `first`), counting one sub-block in `step`.
+    fn fit_with(
+        len: usize,
+        layout: Layout,
+        step: u64,
+        read: impl Fn(u64, &mut [i8]) + Sync,
+    ) -> Result<GridModel, String> {
         use rayon::prelude::*;
         let block_size = SUB;
         let s = layout.s;
         if s > MAX_LEVEL {
             return Err(format!("level {s} above {MAX_LEVEL}"));
         }
-        if values.len() as u64 != layout.len() {
+        if len as u64 != layout.len() {
             return Err("wrong number of values".into());
         }
         let k = s as usize + 2;
@@ -565,19 +622,19 @@ impl GridModel {
         // One table of counts per thread, over a contiguous part of the level (whole
         // sub-blocks), added up at the end.
         let parts = rayon::current_num_threads().max(1);
-        let chunk = block_size * (values.len().div_ceil(block_size)).div_ceil(parts).max(1);
-        let counts = values
-            .par_chunks(chunk)
-            .enumerate()
-            .map(|(ci, c)| {
+        let subs = len.div_ceil(block_size);
+        let per = subs.div_ceil(parts).max(1);
+        let counts = (0..subs.div_ceil(per))
+            .into_par_iter()
+            .map(|part| {
                 let mut counts = vec![[0u32; SYMS]; keys];
                 let miss = s as u8 + 1;
                 let mut buf = context_buffer(block_size, miss);
-                for (bi, block) in c.chunks(block_size).enumerate() {
-                    let first = (ci * chunk + bi * block_size) as u64;
-                    if first / block_size as u64 % step != 0 {
-                        continue;
-                    }
+                let mut block = vec![0i8; block_size];
+                for sub in (part * per..subs.min((part + 1) * per)).filter(|&b| b as u64 % step == 0) {
+                    let first = (sub * block_size) as u64;
+                    let block = &mut block[..block_size.min(len - sub * block_size)];
+                    read(first, block);
                     to_symbols(block, s, &mut buf[PAD..])?;
                     let mut cur = layout.cursor(first);
                     let mut cols = layout.columns(&cur);
@@ -1145,6 +1202,16 @@ mod tests {
             let mut back = vec![0i8; n as usize];
             layout.scatter(&file, &mut back, |d, v| *d = v);
             assert_eq!(back, values);
+            // Any run of places read straight from the level in index order.
+            let rows = layout.rows();
+            for first in (0..n).step_by(7) {
+                for len in [1, 2, 63, 64, 65, 200, 1000] {
+                    let len = len.min(n - first) as usize;
+                    let mut out = vec![0i8; len];
+                    layout.read(&rows, &values, first, &mut out);
+                    assert_eq!(out, file[first as usize..first as usize + len], "m={m} s={s}");
+                }
+            }
         }
     }
 
