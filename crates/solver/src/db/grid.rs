@@ -1059,16 +1059,25 @@ impl GridModel {
         let mut lanes = self.lanes(i, data, out.len())?;
         let miss = self.miss();
         let mut bufs = [[miss; PAD + SUB]; SUBS];
-        let common = lanes.iter().map(|l| l.len).min().unwrap_or(0);
-        for p in PAD..PAD + common {
-            for (lane, buf) in lanes.iter_mut().zip(bufs.iter_mut()) {
-                self.step(lane, buf, p);
+        // Two sub-blocks at a time, their state in locals (registers), their steps
+        // interleaved.
+        for (pair, bufs) in lanes.chunks_exact_mut(2).zip(bufs.chunks_exact_mut(2)) {
+            let (la, lb) = pair.split_at_mut(1);
+            let (ba, bb) = bufs.split_at_mut(1);
+            let (mut a, mut b) = (la[0], lb[0]);
+            let (ba, bb) = (&mut ba[0], &mut bb[0]);
+            let common = a.len.min(b.len);
+            for p in PAD..PAD + common {
+                self.step(&mut a, ba, p);
+                self.step(&mut b, bb, p);
             }
-        }
-        for (lane, buf) in lanes.iter_mut().zip(bufs.iter_mut()) {
-            for p in PAD + common..PAD + lane.len {
-                self.step(lane, buf, p);
+            for p in PAD + common..PAD + a.len {
+                self.step(&mut a, ba, p);
             }
+            for p in PAD + common..PAD + b.len {
+                self.step(&mut b, bb, p);
+            }
+            (la[0], lb[0]) = (a, b);
         }
         let s = self.layout.s as i8;
         for (r, (lane, buf)) in lanes.iter().zip(&bufs).enumerate() {
@@ -1134,6 +1143,7 @@ fn streams(data: &[u8]) -> Result<[usize; SUBS], String> {
 }
 
 /// The decoder of one sub-block.
+#[derive(Clone, Copy)]
 struct Lane<'a> {
     /// The rANS state.
     x: u32,
