@@ -10,8 +10,8 @@
 //! race is benign.
 
 use super::format::{self, Header};
-use super::rank::{Ranker, Walker};
 use super::grid::{GridModel, Layout};
+use super::rank::{Ranker, Walker};
 use super::rans::Model;
 use super::sow::{self, Sower};
 use super::{Codec, DbError};
@@ -437,11 +437,7 @@ pub(crate) fn encode_level(
         .collect();
     Ok(EncodedLevel {
         level,
-        prefix: format::encode_prefix(
-            header,
-            &model.unwrap_or_default(),
-            &entries,
-        ),
+        prefix: format::encode_prefix(header, &model.unwrap_or_default(), &entries),
         blocks,
     })
 }

@@ -14,7 +14,12 @@ struct Counts {
 
 impl Counts {
     fn new(name: &str, k: usize) -> Counts {
-        Counts { name: name.into(), k, map: Default::default(), adaptive: 0.0 }
+        Counts {
+            name: name.into(),
+            k,
+            map: Default::default(),
+            adaptive: 0.0,
+        }
     }
     fn add(&mut self, ctx: u64, sym: usize) {
         let k = self.k;
@@ -64,14 +69,17 @@ fn tile_contexts() {
     let mut values = Vec::new();
     lf.read_all(&mut values).unwrap();
     let full = Ranker::new(m);
-    let half = Ranker::new((m + 1) / 2);
+    let half = Ranker::new(m.div_ceil(2));
     assert_eq!(m, 6);
     // per mover-seed count t: 2D array [ra][rb]
     let mut grids: Vec<Vec<u8>> = (0..=s)
         .map(|t| vec![0u8; (half.level_size(t) * half.level_size(s - t)) as usize])
         .collect();
     let mut w = Walker::at(&full, s, 0);
-    let (_ra, _rb) = (std::env::var("REV_A").is_ok(), std::env::var("REV_B").is_ok());
+    let (_ra, _rb) = (
+        std::env::var("REV_A").is_ok(),
+        std::env::var("REV_B").is_ok(),
+    );
     for &v in values.iter() {
         let c = w.cells;
         let t: u32 = c[..m].iter().map(|&x| x as u32).sum();
@@ -79,8 +87,12 @@ fn tile_contexts() {
         let mut cb = [0u8; 6];
         ca.copy_from_slice(&c[..m]);
         cb.copy_from_slice(&c[m..2 * m]);
-        if _ra { ca.reverse(); }
-        if _rb { cb.reverse(); }
+        if _ra {
+            ca.reverse();
+        }
+        if _rb {
+            cb.reverse();
+        }
         let ra = half.index(&ca, t);
         let rb = half.index(&cb, s - t);
         let wb = half.level_size(s - t);
@@ -160,9 +172,21 @@ fn tile_contexts() {
                 let u = at(i - 1, j);
                 let ul = at(i - 1, j - 1);
                 let l2 = at(i, j - 2);
-                let lb2 = if b2[j as usize] == u64::MAX { miss } else { at(i, b2[j as usize] as isize) };
-                let lb3 = if b3[j as usize] == u64::MAX { miss } else { at(i, b3[j as usize] as isize) };
-                let ua2 = if a2[i as usize] == u64::MAX { miss } else { at(a2[i as usize] as isize, j) };
+                let lb2 = if b2[j as usize] == u64::MAX {
+                    miss
+                } else {
+                    at(i, b2[j as usize] as isize)
+                };
+                let lb3 = if b3[j as usize] == u64::MAX {
+                    miss
+                } else {
+                    at(i, b3[j as usize] as isize)
+                };
+                let ua2 = if a2[i as usize] == u64::MAX {
+                    miss
+                } else {
+                    at(a2[i as usize] as isize, j)
+                };
                 let base = (((l * q + u) * 8 + c(ul, l, 2)) * 8 + c(ul, u, 2)) * 4 + c(l2, l, 1);
                 cs[0].add(base, sym);
                 cs[1].add(base * 4 + c(lb2, l, 1), sym);
@@ -245,7 +269,14 @@ fn grid_sizes() {
             rng ^= rng << 17;
             let p = rng % n;
             let t = std::time::Instant::now();
-            let v = model.decode_at(p / bs as u64, &blocks[(p / bs as u64) as usize], bs.min(file.len() - (p / bs as u64) as usize * bs), (p % bs as u64) as usize).unwrap();
+            let v = model
+                .decode_at(
+                    p / bs as u64,
+                    &blocks[(p / bs as u64) as usize],
+                    bs.min(file.len() - (p / bs as u64) as usize * bs),
+                    (p % bs as u64) as usize,
+                )
+                .unwrap();
             times.push(t.elapsed().as_nanos());
             assert_eq!(v, file[p as usize]);
         }
@@ -311,7 +342,10 @@ fn grid_decode_speed() {
             let _ = model.decode_block(i as u64, &blocks[i], &mut out[..len]);
         }
         let e = t.elapsed();
-        println!("rep {rep}: {:.2} ns/value", e.as_nanos() as f64 / (nb * bs) as f64);
+        println!(
+            "rep {rep}: {:.2} ns/value",
+            e.as_nanos() as f64 / (nb * bs) as f64
+        );
     }
 }
 
@@ -328,6 +362,11 @@ fn grid_model_load_time() {
         let e = t.elapsed();
         let t = std::time::Instant::now();
         let l = super::grid::Layout::new(6, 24);
-        println!("from_bytes {:?}, layout alone {:?} ({m:?}, {})", e, t.elapsed(), l.len());
+        println!(
+            "from_bytes {:?}, layout alone {:?} ({m:?}, {})",
+            e,
+            t.elapsed(),
+            l.len()
+        );
     }
 }

@@ -229,8 +229,7 @@ impl Layout {
                 cells = [0; 2 * MAX_HOUSES];
                 self.ranker.unrank_part(ra, t as u32, &mut cells[..m]);
                 cells[2 * m - 1] = (self.s - t as u32) as u8;
-                self.ranker
-                    .index_packed(super::sow::pack(&cells), self.s)
+                self.ranker.index_packed(super::sow::pack(&cells), self.s)
             })
             .collect()
     }
@@ -238,10 +237,12 @@ impl Layout {
     /// The index of the first board of every row of every group (see [`Layout::read`]).
     pub(crate) fn rows(&self) -> Rows {
         use rayon::prelude::*;
-        Rows((0..self.groups.len())
-            .into_par_iter()
-            .map(|t| self.row_starts(t))
-            .collect())
+        Rows(
+            (0..self.groups.len())
+                .into_par_iter()
+                .map(|t| self.row_starts(t))
+                .collect(),
+        )
     }
 
     /// Reads the values of places `first..first + out.len()` of the file order from `values`
@@ -290,7 +291,12 @@ impl Layout {
     }
 
     /// Puts the values of the level given in file order into `out` in index order.
-    pub(crate) fn scatter<T: Send>(&self, file: &[i8], out: &mut [T], put: impl Fn(&mut T, i8) + Sync) {
+    pub(crate) fn scatter<T: Send>(
+        &self,
+        file: &[i8],
+        out: &mut [T],
+        put: impl Fn(&mut T, i8) + Sync,
+    ) {
         use rayon::prelude::*;
         assert_eq!(file.len() as u64, self.len());
         assert_eq!(out.len() as u64, self.len());
@@ -418,7 +424,13 @@ impl Terms {
         let d = cols[c.j as usize & (STRIP as usize - 1)] as usize;
         // Selects of loads that are always in bounds (p >= PAD > w, d <= 32 < PAD): no
         // branches.
-        let (l, l2, u, ul, lb) = (buf[p - 1], buf[p - 2], buf[p - w], buf[p - w - 1], buf[p - d]);
+        let (l, l2, u, ul, lb) = (
+            buf[p - 1],
+            buf[p - 2],
+            buf[p - w],
+            buf[p - w - 1],
+            buf[p - d],
+        );
         let l = if c.j >= 1 { l } else { miss };
         let l2 = if c.j >= 2 { l2 } else { miss };
         let u = if c.i >= 1 { u } else { miss };
@@ -499,7 +511,11 @@ fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>, kk: usize,
             .collect();
         let mut family: std::collections::HashMap<usize, [u64; SYMS]> = Default::default();
         for (&ctx, row) in counts.iter() {
-            let p = if depth(ctx, kk) == round { parent(ctx, kk) } else { ctx };
+            let p = if depth(ctx, kk) == round {
+                parent(ctx, kk)
+            } else {
+                ctx
+            };
             let f = family.entry(p).or_insert([0; SYMS]);
             for (f, &c) in f.iter_mut().zip(row) {
                 *f += c;
@@ -556,7 +572,6 @@ impl std::fmt::Debug for GridModel {
 }
 
 impl GridModel {
-
     fn miss(&self) -> u8 {
         self.layout.s as u8 + 1
     }
@@ -572,7 +587,11 @@ impl GridModel {
     /// are too many.
     #[cfg(test)]
     pub(crate) fn fit(values: &[i8], layout: Layout) -> Result<GridModel, String> {
-        let step = if values.len() >= SAMPLE_FROM { SAMPLE } else { 1 };
+        let step = if values.len() >= SAMPLE_FROM {
+            SAMPLE
+        } else {
+            1
+        };
         GridModel::fit_sampled(values, layout, step)
     }
 
@@ -581,7 +600,11 @@ impl GridModel {
     pub(crate) fn fit_level(values: &[i8], layout: Layout) -> Result<GridModel, String> {
         // Large levels are counted on one sub-block in SAMPLE (what the others hold that the
         // sample misses is escaped).
-        let step = if values.len() >= SAMPLE_FROM { SAMPLE } else { 1 };
+        let step = if values.len() >= SAMPLE_FROM {
+            SAMPLE
+        } else {
+            1
+        };
         if values.len() as u64 != layout.len() {
             return Err("wrong number of values".into());
         }
@@ -631,7 +654,9 @@ impl GridModel {
                 let miss = s as u8 + 1;
                 let mut buf = context_buffer(block_size, miss);
                 let mut block = vec![0i8; block_size];
-                for sub in (part * per..subs.min((part + 1) * per)).filter(|&b| b as u64 % step == 0) {
+                for sub in (part * per..subs.min((part + 1) * per))
+                    .filter(|&b| (b as u64).is_multiple_of(step))
+                {
                     let first = (sub * block_size) as u64;
                     let block = &mut block[..block_size.min(len - sub * block_size)];
                     read(first, block);
@@ -802,11 +827,7 @@ impl GridModel {
 
     /// Parses a serialised model of level `s` (boards of `m` houses a side), checking
     /// everything: malformed input is an error, never a panic.
-    pub(crate) fn from_bytes(
-        bytes: &[u8],
-        m: usize,
-        s: u32,
-    ) -> Result<GridModel, String> {
+    pub(crate) fn from_bytes(bytes: &[u8], m: usize, s: u32) -> Result<GridModel, String> {
         if s > MAX_LEVEL {
             return Err(format!("grid level {s} above {MAX_LEVEL}"));
         }
@@ -846,7 +867,9 @@ impl GridModel {
             let n = b[4] as u32 + 1;
             let top = if t == 0 {
                 if ctx != keys {
-                    return Err(format!("model starts with context {ctx}, not the level's table"));
+                    return Err(format!(
+                        "model starts with context {ctx}, not the level's table"
+                    ));
                 }
                 s
             } else {
@@ -856,7 +879,10 @@ impl GridModel {
                 s + 1
             };
             if n > top + 1 {
-                return Err(format!("model context {ctx} has {n} symbols, at most {}", top + 1));
+                return Err(format!(
+                    "model context {ctx} has {n} symbols, at most {}",
+                    top + 1
+                ));
             }
             let mut syms = Vec::with_capacity(n as usize);
             let mut sum = 0u32;
@@ -884,7 +910,10 @@ impl GridModel {
             tables.push((ctx, syms));
         }
         if at != bytes.len() {
-            return Err(format!("{} trailing bytes after the model", bytes.len() - at));
+            return Err(format!(
+                "{} trailing bytes after the model",
+                bytes.len() - at
+            ));
         }
         Ok(GridModel::from_tables(Layout::new(m, s), tables))
     }
@@ -907,7 +936,10 @@ impl GridModel {
             let mut cols = self.layout.columns(&cur);
             for (p, c) in (PAD..buf.len()).zip(&mut coded[r * SUB..]) {
                 let ctx = self.terms.context(buf, p, &cur, &cols);
-                *c = (self.ids.get(ctx).map_or(self.global as u16, |&id| id), buf[p]);
+                *c = (
+                    self.ids.get(ctx).map_or(self.global as u16, |&id| id),
+                    buf[p],
+                );
                 self.layout.advance_with(&mut cur, &mut cols);
             }
         }
@@ -930,15 +962,22 @@ impl GridModel {
         // steps interleaved (each a chain of divisions). A symbol that its context's table
         // lacks is the escape there, then the symbol in the level's table: coded backwards,
         // the symbol first.
-        let lens: [usize; SUBS] = std::array::from_fn(|r| values.len().saturating_sub(r * SUB).min(SUB));
+        let lens: [usize; SUBS] =
+            std::array::from_fn(|r| values.len().saturating_sub(r * SUB).min(SUB));
         for q in (0..SUB).rev() {
             for r in 0..SUBS {
                 if q < lens[r] {
                     let (id, sym) = coded[r * SUB + q];
                     let (x, words) = (&mut states[r], &mut streams[r]);
                     if !put(x, words, id as usize, sym as usize) {
-                        assert!(put(x, words, self.global, sym as usize), "symbol {sym} not in the level's table");
-                        assert!(put(x, words, id as usize, miss as usize), "table {id} without an escape");
+                        assert!(
+                            put(x, words, self.global, sym as usize),
+                            "symbol {sym} not in the level's table"
+                        );
+                        assert!(
+                            put(x, words, id as usize, miss as usize),
+                            "table {id} without an escape"
+                        );
                     }
                 }
             }
@@ -966,7 +1005,14 @@ impl GridModel {
 
     /// The decoder of sub-block `r` of a block of `len` values stored as `data`, whose streams
     /// end at `ends` (checked by [`streams`]).
-    fn lane<'a>(&self, i: u64, data: &'a [u8], len: usize, ends: [usize; SUBS], r: usize) -> Lane<'a> {
+    fn lane<'a>(
+        &self,
+        i: u64,
+        data: &'a [u8],
+        len: usize,
+        ends: [usize; SUBS],
+        r: usize,
+    ) -> Lane<'a> {
         let start = if r == 0 { HEAD } else { ends[r - 1] };
         let first = (r * SUB).min(len);
         let (cur, cols) = if first < len {
@@ -990,7 +1036,9 @@ impl GridModel {
     #[inline(always)]
     fn step(&self, lane: &mut Lane<'_>, buf: &mut [u8], p: usize) {
         let miss = self.miss();
-        let cum = &self.table(self.terms.context(buf, p, &lane.cur, &lane.cols)).0;
+        let cum = &self
+            .table(self.terms.context(buf, p, &lane.cur, &lane.cols))
+            .0;
         let mut sym = self.decode_symbol(lane, cum);
         if sym == miss as usize {
             // The escape: the symbol follows in the level's table.
@@ -1013,7 +1061,10 @@ impl GridModel {
         }
         let sym = n as usize;
         let lo = cum[sym] as u32;
-        let f = cum.get(sym + 1).map_or(SCALE, |&c| c as u32).wrapping_sub(lo);
+        let f = cum
+            .get(sym + 1)
+            .map_or(SCALE, |&c| c as u32)
+            .wrapping_sub(lo);
         let x = f
             .wrapping_mul(x >> SCALE_BITS)
             .wrapping_add(slot)
@@ -1094,7 +1145,13 @@ impl GridModel {
     /// Decodes value `q` of block `i` (of `len` values) and returns it, decoding only its
     /// sub-block up to it (a probe: stops early, so only damage that makes it read past the
     /// end is seen; the block's checksum sees the rest).
-    pub(crate) fn decode_at(&self, i: u64, data: &[u8], len: usize, q: usize) -> Result<i8, String> {
+    pub(crate) fn decode_at(
+        &self,
+        i: u64,
+        data: &[u8],
+        len: usize,
+        q: usize,
+    ) -> Result<i8, String> {
         if q >= len {
             return Err(format!("value {q} of a block of {len}"));
         }
@@ -1123,7 +1180,7 @@ fn streams(data: &[u8]) -> Result<[usize; SUBS], String> {
             data.len()
         ));
     }
-    if (data.len() - HEAD) % 2 != 0 {
+    if !(data.len() - HEAD).is_multiple_of(2) {
         return Err(format!("block of {} bytes: an odd number", data.len()));
     }
     let mut ends = [data.len(); SUBS];
@@ -1219,7 +1276,11 @@ mod tests {
                     let len = len.min(n - first) as usize;
                     let mut out = vec![0i8; len];
                     layout.read(&rows, &values, first, &mut out);
-                    assert_eq!(out, file[first as usize..first as usize + len], "m={m} s={s}");
+                    assert_eq!(
+                        out,
+                        file[first as usize..first as usize + len],
+                        "m={m} s={s}"
+                    );
                 }
             }
         }
@@ -1234,7 +1295,8 @@ mod tests {
             .map(|i| {
                 r.unrank(i, s, &mut cells);
                 let mine: i32 = cells[..m].iter().map(|&x| x as i32).sum();
-                let v = (2 * mine - s as i32 + (cells[0] as i32 % 3) * 2 - 2).clamp(-(s as i32), s as i32);
+                let v = (2 * mine - s as i32 + (cells[0] as i32 % 3) * 2 - 2)
+                    .clamp(-(s as i32), s as i32);
                 v as i8
             })
             .collect()
@@ -1262,7 +1324,11 @@ mod tests {
             let bytes = model.to_bytes();
             let model = GridModel::from_bytes(&bytes, m, s).unwrap();
             assert_eq!(model.to_bytes(), bytes);
-            for (i, (block, enc)) in file.chunks(BLOCK).zip(encode_level(&model, &file)).enumerate() {
+            for (i, (block, enc)) in file
+                .chunks(BLOCK)
+                .zip(encode_level(&model, &file))
+                .enumerate()
+            {
                 let i = i as u64;
                 let mut out = vec![0i8; block.len()];
                 model.decode_block(i, &enc, &mut out).unwrap();
@@ -1314,7 +1380,11 @@ mod tests {
                     rng ^= rng << 13;
                     rng ^= rng >> 7;
                     rng ^= rng << 17;
-                    if rng % 5 == 0 { (2 * (rng % (s as u64 + 1)) as i32 - s as i32) as i8 } else { v }
+                    if rng.is_multiple_of(5) {
+                        (2 * (rng % (s as u64 + 1)) as i32 - s as i32) as i8
+                    } else {
+                        v
+                    }
                 })
                 .collect();
             let reloaded = GridModel::from_bytes(&sampled.to_bytes(), m, s).unwrap();
@@ -1325,7 +1395,10 @@ mod tests {
                     reloaded.decode_block(i as u64, enc, &mut out).unwrap();
                     assert_eq!(&out[..], block, "m={m} s={s} block {i}");
                     for q in (0..block.len()).step_by(31) {
-                        assert_eq!(reloaded.decode_at(i as u64, enc, block.len(), q).unwrap(), block[q]);
+                        assert_eq!(
+                            reloaded.decode_at(i as u64, enc, block.len(), q).unwrap(),
+                            block[q]
+                        );
                     }
                 }
             }
@@ -1341,7 +1414,11 @@ mod tests {
         file[3] = 6;
         assert!(GridModel::fit(&file, layout.clone()).is_err());
         assert!(GridModel::fit(&file[1..], layout.clone()).is_err());
-        assert!(GridModel::fit(&Layout::new(2, 31).gather(&level_values(2, 31)), Layout::new(2, 31)).is_err());
+        assert!(GridModel::fit(
+            &Layout::new(2, 31).gather(&level_values(2, 31)),
+            Layout::new(2, 31)
+        )
+        .is_err());
         let file = layout.gather(&level_values(2, 4));
         let model = GridModel::fit(&file, layout).unwrap();
         let good = model.to_bytes();

@@ -4,7 +4,8 @@
 //! seeds in the houses) for one set of play rules (houses, capture, leftover, end; the starting
 //! seeds play no part). Level `s` is computed from the levels below it by [`build`]; a
 //! [`Database`] opens the contiguous levels `0..=L` present and answers [`Endgame::probe`] by
-//! decoding (part of) one block (a [`Codec::Rans`] or [`Codec::Zstd`] level) or reading one byte
+//! decoding (part of) one block (a [`Codec::Grid`], [`Codec::Rans`] or [`Codec::Zstd`] level) or
+//! reading one byte
 //! of the memory map (a [`Codec::Stored`] level); [`convert`] rewrites a database in another
 //! codec. The file layout is described in `FORMAT.md`.
 //!
@@ -17,7 +18,7 @@
 //! let dir = tempfile::tempdir().unwrap();
 //! // Levels 0..=6; the progress callback may come from any thread.
 //! let no = AtomicBool::new(false);
-//! db::build(dir.path(), &rules, 6, Codec::Rans, &|_progress| {}, &no).unwrap();
+//! db::build(dir.path(), &rules, 6, Codec::Grid, &|_progress| {}, &no).unwrap();
 //! let db = Database::open(dir.path(), &rules).unwrap();
 //! assert_eq!(db.max_seeds(), 6);
 //! // Mover 1 0 1 / opponent 0 2 0: sowing house 3 ends in the store, then house 1 captures.
@@ -36,6 +37,8 @@
 //! - `build`: the retrograde computation and the writing of level files;
 //! - `format`: the on-disk layout (private);
 //! - `reader`: the memory-mapped, checked reader;
+//! - `grid`: the layout, two-dimensional contexts, model and rANS coder of [`Codec::Grid`]
+//!   levels;
 //! - `rans`: the order-1 model and rANS coder of [`Codec::Rans`] levels.
 
 mod build;
@@ -1162,8 +1165,7 @@ impl Endgame for Database {
         if let Some(values) = self.cache.get(s, block) {
             return Ok(Some(values[k] as i32));
         }
-        if matches!(file.codec(), Codec::Rans | Codec::Grid)
-            && !self.cache.missed_before(s, block)
+        if matches!(file.codec(), Codec::Rans | Codec::Grid) && !self.cache.missed_before(s, block)
         {
             // A random probe: decode up to the value only (half a block or sub-block on
             // average).

@@ -2,8 +2,8 @@
 //! (checked on first use). A stored level is probed straight from the map, each block checked
 //! once on its first probe.
 
-use super::format::{self, Header};
 use super::format::LevelModel;
+use super::format::{self, Header};
 use super::{Codec, DbError};
 use crate::rules::Rules;
 use memmap2::Mmap;
