@@ -42,8 +42,6 @@
 //! - `rans`: the order-1 model and rANS coder of [`Codec::Rans`] levels.
 
 mod build;
-#[cfg(test)]
-mod experiment;
 mod format;
 mod grid;
 mod rank;
