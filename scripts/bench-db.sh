@@ -5,7 +5,7 @@
 #
 # usage: scripts/bench-db.sh [UPTO] [DIR] [extra rule flags...]
 #   DIR defaults to a fresh temporary directory (removed at the end); give one to keep the
-#   database or to time a resumed build. CODEC=rans|zstd|stored chooses how levels are written
+#   database or to time a resumed build. CODEC=grid|rans|zstd|stored chooses how levels are written
 #   (default: the build's default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
