@@ -517,16 +517,7 @@ pub(crate) fn check_stored_block<'a>(
     debug_assert_eq!(header.codec, CODEC_STORED);
     // The header was checked to hold exactly one byte per position after the table.
     let start = (header.data_offset + i * header.block_size as u64) as usize;
-    let data = &bytes[start..start + header.block_len(i)];
-    let actual = xxh3_64(data);
-    if actual != sum {
-        return Err(DbError::Corrupt {
-            path: path.to_path_buf(),
-            what: format!(
-                "block {i} checksum mismatch (stored {sum:016x}, computed {actual:016x})"
-            ),
-        });
-    }
+    let data = check_sum(path, i, &bytes[start..start + header.block_len(i)], sum)?;
     check_values(path, header, i, data, |b| b as i8)?;
     Ok(data)
 }
@@ -539,8 +530,16 @@ fn checked_block<'a>(
     bytes: &'a [u8],
     i: u64,
 ) -> Result<&'a [u8], DbError> {
-    let data = block_bytes(header, table, bytes, i);
-    let sum = table[i as usize].1;
+    check_sum(
+        path,
+        i,
+        block_bytes(header, table, bytes, i),
+        table[i as usize].1,
+    )
+}
+
+/// `data`, the bytes of block `i`, if their checksum is `sum`.
+fn check_sum<'a>(path: &Path, i: u64, data: &'a [u8], sum: u64) -> Result<&'a [u8], DbError> {
     let actual = xxh3_64(data);
     if actual != sum {
         return Err(DbError::Corrupt {
@@ -579,17 +578,7 @@ pub(crate) fn entry_block<'a>(
             what: format!("block {i} has offsets {start}..{end} (table damaged)"),
         });
     }
-    let data = &bytes[start as usize..end as usize];
-    let actual = xxh3_64(data);
-    if actual != sum {
-        return Err(DbError::Corrupt {
-            path: path.to_path_buf(),
-            what: format!(
-                "block {i} checksum mismatch (stored {sum:016x}, computed {actual:016x})"
-            ),
-        });
-    }
-    Ok(data)
+    check_sum(path, i, &bytes[start as usize..end as usize], sum)
 }
 
 /// The model of a level coded with one.

@@ -30,7 +30,7 @@
 //! 30.4%.
 
 use super::rank::Ranker;
-use super::rans::{normalize, word_at, RANS_L};
+use super::rans::{normalize, word_at, ModelReader, RANS_L};
 use crate::rules::MAX_HOUSES;
 
 /// Columns per strip.
@@ -831,15 +831,8 @@ impl GridModel {
         if s > MAX_LEVEL {
             return Err(format!("grid level {s} above {MAX_LEVEL}"));
         }
-        let mut at = 0usize;
-        let mut take = |n: usize, what: &str| -> Result<&[u8], String> {
-            let b = bytes
-                .get(at..at + n)
-                .ok_or_else(|| format!("model truncated at byte {at} ({what})"))?;
-            at += n;
-            Ok(b)
-        };
-        let head = take(8, "header")?;
+        let mut r = ModelReader::new(bytes);
+        let head = r.take(8, "header")?;
         if head[0] as u32 != SCALE_BITS {
             return Err(format!("model scale {} bits, not {SCALE_BITS}", head[0]));
         }
@@ -862,7 +855,7 @@ impl GridModel {
         // The level's table comes first; the contexts' tables may hold the escape.
         let mut seen = vec![false; keys as usize];
         for t in 0..count {
-            let b = take(5, "context")?;
+            let b = r.take(5, "context")?;
             let ctx = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
             let n = b[4] as u32 + 1;
             let top = if t == 0 {
@@ -884,37 +877,10 @@ impl GridModel {
                     top + 1
                 ));
             }
-            let mut syms = Vec::with_capacity(n as usize);
-            let mut sum = 0u32;
-            let mut prev = None;
-            for _ in 0..n {
-                let b = take(3, "symbol")?;
-                let (sym, f) = (b[0] as u32, u16::from_le_bytes([b[1], b[2]]) as u32);
-                if sym > top || prev.is_some_and(|p| sym <= p) {
-                    return Err(format!(
-                        "model context {ctx}: symbol {sym} out of range or out of order"
-                    ));
-                }
-                prev = Some(sym);
-                if f == 0 {
-                    return Err(format!("model context {ctx}: symbol {sym} has frequency 0"));
-                }
-                sum += f;
-                syms.push((sym as u8, f as u16));
-            }
-            if sum != SCALE {
-                return Err(format!(
-                    "model context {ctx}: frequencies sum to {sum}, not {SCALE}"
-                ));
-            }
+            let syms = r.symbols(ctx, n, top, SCALE)?;
             tables.push((ctx, syms));
         }
-        if at != bytes.len() {
-            return Err(format!(
-                "{} trailing bytes after the model",
-                bytes.len() - at
-            ));
-        }
+        r.finish()?;
         Ok(GridModel::from_tables(Layout::new(m, s), tables))
     }
 

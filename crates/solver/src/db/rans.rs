@@ -126,6 +126,72 @@ pub(crate) fn word_at(data: &[u8], at: usize) -> u32 {
     }
 }
 
+/// Reads a serialised model (of this codec or the grid's), every field checked.
+pub(crate) struct ModelReader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> ModelReader<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> ModelReader<'a> {
+        ModelReader { bytes, at: 0 }
+    }
+
+    /// The next `n` bytes (`what` names them in the error).
+    pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+        let at = self.at;
+        let b = self
+            .bytes
+            .get(at..at + n)
+            .ok_or_else(|| format!("model truncated at byte {at} ({what})"))?;
+        self.at += n;
+        Ok(b)
+    }
+
+    /// The frequency table of context `ctx`: `n` (symbol u8, frequency u16) pairs, symbols
+    /// increasing and at most `top`, frequencies at least 1 and summing to `scale`.
+    pub(crate) fn symbols(
+        &mut self,
+        ctx: u32,
+        n: u32,
+        top: u32,
+        scale: u32,
+    ) -> Result<Vec<(u8, u16)>, String> {
+        let mut syms = Vec::with_capacity(n as usize);
+        let mut sum = 0u32;
+        let mut prev = None;
+        for _ in 0..n {
+            let b = self.take(3, "symbol")?;
+            let (s, f) = (b[0] as u32, u16::from_le_bytes([b[1], b[2]]) as u32);
+            if s > top || prev.is_some_and(|p| s <= p) {
+                return Err(format!(
+                    "model context {ctx}: symbol {s} out of range or out of order"
+                ));
+            }
+            prev = Some(s);
+            if f == 0 {
+                return Err(format!("model context {ctx}: symbol {s} has frequency 0"));
+            }
+            sum += f;
+            syms.push((s as u8, f as u16));
+        }
+        if sum != scale {
+            return Err(format!(
+                "model context {ctx}: frequencies sum to {sum}, not {scale}"
+            ));
+        }
+        Ok(syms)
+    }
+
+    /// An error if bytes are left over.
+    pub(crate) fn finish(&self) -> Result<(), String> {
+        match self.bytes.len() - self.at {
+            0 => Ok(()),
+            left => Err(format!("{left} trailing bytes after the model")),
+        }
+    }
+}
+
 /// The decoding state of one block.
 struct Dec<'a> {
     x: [u32; STREAMS],
@@ -255,15 +321,8 @@ impl Model {
         if lim < 0 {
             return Err(format!("negative lim {lim}"));
         }
-        let mut at = 0usize;
-        let mut take = |n: usize, what: &str| -> Result<&[u8], String> {
-            let b = bytes
-                .get(at..at + n)
-                .ok_or_else(|| format!("model truncated at byte {at} ({what})"))?;
-            at += n;
-            Ok(b)
-        };
-        let head = take(4, "header")?;
+        let mut r = ModelReader::new(bytes);
+        let head = r.take(4, "header")?;
         let scale_bits = head[0] as u32;
         if !SCALE_RANGE.contains(&scale_bits) {
             return Err(format!(
@@ -287,7 +346,7 @@ impl Model {
         let mut tables = Vec::with_capacity(contexts as usize);
         let mut prev_ctx = None;
         for _ in 0..contexts {
-            let b = take(2, "context")?;
+            let b = r.take(2, "context")?;
             let (ctx, n) = (b[0] as u32, b[1] as u32 + 1);
             if ctx > start || prev_ctx.is_some_and(|p| ctx <= p) {
                 return Err(format!("model context {ctx} out of range or out of order"));
@@ -298,37 +357,10 @@ impl Model {
                     "model context {ctx} has {n} symbols, at most {start}"
                 ));
             }
-            let mut syms = Vec::with_capacity(n as usize);
-            let mut sum = 0u32;
-            let mut prev = None;
-            for _ in 0..n {
-                let b = take(3, "symbol")?;
-                let (s, f) = (b[0] as u32, u16::from_le_bytes([b[1], b[2]]) as u32);
-                if s >= start || prev.is_some_and(|p| s <= p) {
-                    return Err(format!(
-                        "model context {ctx}: symbol {s} out of range or out of order"
-                    ));
-                }
-                prev = Some(s);
-                if f == 0 {
-                    return Err(format!("model context {ctx}: symbol {s} has frequency 0"));
-                }
-                sum += f;
-                syms.push((s as u8, f as u16));
-            }
-            if sum != m {
-                return Err(format!(
-                    "model context {ctx}: frequencies sum to {sum}, not {m}"
-                ));
-            }
+            let syms = r.symbols(ctx, n, start - 1, m)?;
             tables.push((ctx as u8, syms));
         }
-        if at != bytes.len() {
-            return Err(format!(
-                "{} trailing bytes after the model",
-                bytes.len() - at
-            ));
-        }
+        r.finish()?;
         Ok(Model::from_tables(lim, scale_bits, tables))
     }
 
