@@ -14,20 +14,24 @@
 //! game, whose values mostly agree. In index order the second lies thousands of values away.
 //!
 //! **Contexts.** Value `v` is symbol `(v + s) / 2` in `0..=s` (a value has the parity of
-//! `s`: every seed ends in a store). A value's context is: the symbols left (`L`), up (`U`),
-//! up-left (`UL`) and two to the left (`L2`) of it, each *missing* (symbol `s + 1`) where it
-//! lies outside the strip or the block, combined as
-//! `(((L (s + 2) + U) 6 + g(UL - L, 2)) 6 + g(UL - U, 2)) 4 + g(L2 - L, 1)`, where `g(d, r)`
-//! is `d` clamped to `[-r, r]`, plus `r`, or `2 r + 1` where an operand is missing.
+//! `s`: every seed ends in a store). A value's context is made of the symbols left (`L`), up
+//! (`U`), up-left (`UL`), two to the left (`L2`) and of the board with a seed moved from the
+//! opponent's third-last house to the next (`Lb`, some columns to the left: see [`Columns`]),
+//! each *missing* (symbol `s + 1`) where it lies outside the strip or the sub-block: see
+//! [`Terms::context`] for how they combine. A context without a table of its own uses its
+//! nearest ancestor's ([`parent`]: without `Lb`, then without `L2`, then without `UL`), or the
+//! level's table; a context's table holds an *escape* for the symbols it lacks, which are then
+//! coded in the level's table.
 //!
-//! **Model and coder.** A [`GridModel`] holds, for every context that occurs in the level, a
-//! frequency table summing to `1 << 12`; the coder is that of the `rans` codec (two
-//! interleaved 32-bit states, 16-bit renormalisation, a block = states then words; see
-//! `rans.rs`).
+//! **Model and coder.** A [`GridModel`] holds the tables that pay for themselves ([`prune`]),
+//! each summing to `1 << 12`, counted on every sub-block of a small level and on one in
+//! [`SAMPLE`] of a large one; the coder is rANS with one 32-bit state per sub-block of
+//! [`SUB`] values and 16-bit renormalisation, as in `rans.rs`. FORMAT.md has the details.
 //!
-//! Measured (6 houses, standard capture, level 20 / 24, entropy with the whole level as
-//! context): order-1 in index order 35.2% / 36.9% of a byte per value; these contexts 28.2% /
-//! 30.4%.
+//! Measured (6 houses, standard capture, entropy with the whole level as context): on levels
+//! 20 and 24, the value to the left alone 35.1% and 36.8% of a byte per value, left and up
+//! 30.5% and 32.5%, with up-left 28.1% and 30.3%; on level 20 with all five 26.7%. The files:
+//! 28.7% (level 20), 29.8% (22), 30.7% (24) with model, states and tables.
 
 use super::rank::Ranker;
 use super::rans::{normalize, word_at, ModelReader, RANS_L};
@@ -595,7 +599,7 @@ impl GridModel {
         GridModel::fit_sampled(values, layout, step)
     }
 
-    /// [`GridModel::fit`] of the values of a level given in index order (each sub-block read
+    /// `GridModel::fit` of the values of a level given in index order (each sub-block read
     /// in file order when counted, no copy of the level made).
     pub(crate) fn fit_level(values: &[i8], layout: Layout) -> Result<GridModel, String> {
         // Large levels are counted on one sub-block in SAMPLE (what the others hold that the

@@ -106,7 +106,7 @@ impl Ranker {
 
     /// The rank of `cells` (any number of houses up to `2 MAX_HOUSES`, `r` seeds in all) among
     /// the compositions of `r` into that many houses, in lexicographic order (first house
-    /// most significant): [`Ranker::index`] for part of a board, such as one side.
+    /// most significant): `Ranker::index` for part of a board, such as one side.
     pub(crate) fn rank_part(&self, cells: &[u8], r: u32) -> u64 {
         let p = cells.len();
         let mut r = r as usize;
