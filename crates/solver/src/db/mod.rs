@@ -4,10 +4,9 @@
 //! seeds in the houses) for one set of play rules (houses, capture, leftover, end; the starting
 //! seeds play no part). Level `s` is computed from the levels below it by [`build`]; a
 //! [`Database`] opens the contiguous levels `0..=L` present and answers [`Endgame::probe`] by
-//! decoding (part of) one block (a [`Codec::Grid`], [`Codec::Rans`] or [`Codec::Zstd`] level) or
-//! reading one byte
-//! of the memory map (a [`Codec::Stored`] level); [`convert`] rewrites a database in another
-//! codec. The file layout is described in `FORMAT.md`.
+//! decoding (part of) one block (a [`Codec::Grid`], [`Codec::Rans`] or [`Codec::Zstd`] level)
+//! or reading one byte of the memory map (a [`Codec::Stored`] level); [`convert`] rewrites a
+//! database in another codec. The file layout is described in `FORMAT.md`.
 //!
 //! ```
 //! use kalah_solver::db::{self, Codec, Database};
@@ -45,7 +44,6 @@ mod build;
 mod format;
 mod grid;
 mod rank;
-// Not wired into the file format yet.
 pub(crate) mod rans;
 mod reader;
 mod sow;
