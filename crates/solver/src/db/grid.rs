@@ -896,16 +896,8 @@ impl GridModel {
         let miss = self.miss();
         let mut states = [RANS_L; SUBS];
         let mut streams: [Vec<u16>; SUBS] = Default::default();
-        // What each value codes, sub-block by sub-block, side by side: (cumulative frequency,
-        // frequency) in its context's table, and a second pair where that is the escape (the
-        // symbol in the level's table; frequency 0 without one). The tables are looked up
-        // here, where the values are independent, so that their cache misses overlap.
-        let mut coded = vec![[0u16; 4]; BLOCK];
-        let global = &self.cums[self.global].0;
-        let pair = |cum: &[u16; SYMS], sym: usize| {
-            let lo = cum[sym];
-            (lo, cum.get(sym + 1).map_or(SCALE as u16, |&c| c) - lo)
-        };
+        // The (table, symbol) of each value, sub-block by sub-block, side by side.
+        let mut coded = vec![(0u16, 0u8); BLOCK];
         let mut buf = context_buffer(SUB, miss);
         for (r, sub) in values.chunks(SUB).enumerate() {
             let buf = &mut buf[..PAD + sub.len()];
@@ -913,44 +905,50 @@ impl GridModel {
             let mut cur = self.layout.cursor(i * BLOCK as u64 + (r * SUB) as u64);
             let mut cols = self.layout.columns(&cur);
             for (p, c) in (PAD..buf.len()).zip(&mut coded[r * SUB..]) {
-                let cum = &self.table(self.terms.context(buf, p, &cur, &cols)).0;
-                let sym = buf[p] as usize;
-                let (lo, f) = pair(cum, sym);
-                *c = if f != 0 {
-                    [lo, f, 0, 0]
-                } else {
-                    // Not in the context's table: the escape, then the symbol in the level's.
-                    let (elo, ef) = pair(cum, miss as usize);
-                    let (glo, gf) = pair(global, sym);
-                    assert!(ef != 0 && gf != 0, "symbol {sym} not in the model");
-                    [elo, ef, glo, gf]
-                };
+                let ctx = self.terms.context(buf, p, &cur, &cols);
+                *c = (
+                    self.ids.get(ctx).map_or(self.global as u16, |&id| id),
+                    buf[p],
+                );
                 self.layout.advance_with(&mut cur, &mut cols);
             }
         }
-        // One step of the encoder: the symbol of cumulative frequency `lo` and frequency `f`.
-        let put = |x: &mut u32, words: &mut Vec<u16>, lo: u16, f: u16| {
-            let (lo, f) = (lo as u32, f as u32);
+        // One step of the encoder: `sym` in table `id`.
+        let put = |x: &mut u32, words: &mut Vec<u16>, id: usize, sym: usize| -> bool {
+            let cum = &self.cums[id].0;
+            let lo = cum[sym] as u32;
+            let f = cum.get(sym + 1).map_or(SCALE, |&c| c as u32) - lo;
+            if f == 0 {
+                return false;
+            }
             if *x as u64 >= (f as u64) << (32 - SCALE_BITS) {
                 words.push(*x as u16);
                 *x >>= 16;
             }
             *x = ((*x / f) << SCALE_BITS) + *x % f + lo;
+            true
         };
         // Last value first, so that decoding runs forward; the sub-blocks side by side, their
-        // steps interleaved (each a chain of divisions). An escaped value codes its symbol in
-        // the level's table first: decoding reads the escape first.
+        // steps interleaved (each a chain of divisions). A symbol that its context's table
+        // lacks is the escape there, then the symbol in the level's table: coded backwards,
+        // the symbol first.
         let lens: [usize; SUBS] =
             std::array::from_fn(|r| values.len().saturating_sub(r * SUB).min(SUB));
         for q in (0..SUB).rev() {
             for r in 0..SUBS {
                 if q < lens[r] {
-                    let [lo, f, glo, gf] = coded[r * SUB + q];
+                    let (id, sym) = coded[r * SUB + q];
                     let (x, words) = (&mut states[r], &mut streams[r]);
-                    if gf != 0 {
-                        put(x, words, glo, gf);
+                    if !put(x, words, id as usize, sym as usize) {
+                        assert!(
+                            put(x, words, self.global, sym as usize),
+                            "symbol {sym} not in the level's table"
+                        );
+                        assert!(
+                            put(x, words, id as usize, miss as usize),
+                            "table {id} without an escape"
+                        );
                     }
-                    put(x, words, lo, f);
                 }
             }
         }
