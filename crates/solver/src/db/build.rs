@@ -389,12 +389,12 @@ pub(crate) fn encode_level(
     let blocks: Vec<Vec<u8>> = match codec {
         Codec::Grid => {
             let layout = Layout::new(rules.houses, level);
-            let Ok(m) = GridModel::fit_level(values, layout.clone()) else {
+            // Each block read in file order from the level, no copy of it made.
+            let rows = layout.rows();
+            let Ok(m) = GridModel::fit_level(values, layout.clone(), &rows) else {
                 // Above 30 seeds (or values the grid cannot take, which a build never makes).
                 return encode_level(dir, rules, level, values, Codec::Rans);
             };
-            // Each block read in file order from the level, no copy of it made.
-            let rows = layout.rows();
             let blocks = (0..header.block_count)
                 .into_par_iter()
                 .map_init(Vec::new, |block, i| {

@@ -481,6 +481,13 @@ fn out_of_range(path: &Path, header: &Header, i: u64, v: i8) -> DbError {
     }
 }
 
+/// Entry `i` of the block table, read straight from the file (unchecked): (end offset,
+/// checksum).
+fn table_entry(header: &Header, bytes: &[u8], i: u64) -> (u64, u64) {
+    let at = (header.table_offset + i * ENTRY_LEN as u64) as usize;
+    (u64_at(bytes, at), u64_at(bytes, at + 8))
+}
+
 /// Stored levels: block `i`'s checksum, read straight from its table entry, whose end offset
 /// must be the one the layout implies (blocks of one byte per position, back to back). A probe
 /// checks its block with this, without reading (or checksumming) the whole table: a damaged
@@ -492,9 +499,7 @@ pub(crate) fn stored_entry(
     i: u64,
 ) -> Result<u64, DbError> {
     debug_assert_eq!(header.codec, CODEC_STORED);
-    let at = (header.table_offset + i * ENTRY_LEN as u64) as usize;
-    let e = &bytes[at..at + ENTRY_LEN];
-    let (end, sum) = (u64_at(e, 0), u64_at(e, 8));
+    let (end, sum) = table_entry(header, bytes, i);
     let expected = header.data_offset + i * header.block_size as u64 + header.block_len(i) as u64;
     if end != expected {
         return Err(DbError::Corrupt {
@@ -562,16 +567,12 @@ pub(crate) fn entry_block<'a>(
     bytes: &'a [u8],
     i: u64,
 ) -> Result<&'a [u8], DbError> {
-    let entry = |j: u64| {
-        let at = (header.table_offset + j * ENTRY_LEN as u64) as usize;
-        (u64_at(bytes, at), u64_at(bytes, at + 8))
-    };
     let start = if i == 0 {
         header.data_offset
     } else {
-        entry(i - 1).0
+        table_entry(header, bytes, i - 1).0
     };
-    let (end, sum) = entry(i);
+    let (end, sum) = table_entry(header, bytes, i);
     if start < header.data_offset || end < start || end > header.file_len {
         return Err(DbError::Corrupt {
             path: path.to_path_buf(),

@@ -601,7 +601,11 @@ impl GridModel {
 
     /// `GridModel::fit` of the values of a level given in index order (each sub-block read
     /// in file order when counted, no copy of the level made).
-    pub(crate) fn fit_level(values: &[i8], layout: Layout) -> Result<GridModel, String> {
+    pub(crate) fn fit_level(
+        values: &[i8],
+        layout: Layout,
+        rows: &Rows,
+    ) -> Result<GridModel, String> {
         // Large levels are counted on one sub-block in SAMPLE (what the others hold that the
         // sample misses is escaped).
         let step = if values.len() >= SAMPLE_FROM {
@@ -612,8 +616,7 @@ impl GridModel {
         if values.len() as u64 != layout.len() {
             return Err("wrong number of values".into());
         }
-        let rows = layout.rows();
-        let read = |first: u64, out: &mut [i8]| layout.read(&rows, values, first, out);
+        let read = |first: u64, out: &mut [i8]| layout.read(rows, values, first, out);
         GridModel::fit_with(values.len(), layout.clone(), step, read)
     }
 
