@@ -14,6 +14,7 @@ use super::grid::{GridModel, Layout};
 use super::rank::{Ranker, Walker};
 use super::rans::Model;
 use super::sow::{self, Sower};
+use super::values::Values;
 use super::{Codec, DbError};
 use crate::board::Board;
 use crate::rules::{Rules, MAX_HOUSES};
@@ -56,7 +57,7 @@ pub(crate) struct LevelSolver<'a> {
     pub sower: Sower,
     pub s: u32,
     /// `lower[l]`: every value of level `l`, for `l < s`.
-    pub lower: &'a [Vec<i8>],
+    pub lower: &'a [Values],
     /// The values of level `s` known so far ([`UNKNOWN`] elsewhere).
     pub cur: &'a [AtomicI8],
 }
@@ -136,6 +137,7 @@ impl LevelSolver<'_> {
     /// Computes and stores the values of up to [`BATCH`] consecutive boards whose values are
     /// unknown: all their children are numbered first, then all loaded, so that dozens of
     /// cache misses are in flight at once.
+    #[cfg(test)]
     #[inline]
     pub(crate) fn compute_batch(&self, boards: &[(Board, usize)]) {
         let mut out = [0i8; BATCH];
@@ -232,29 +234,34 @@ impl LevelSolver<'_> {
     }
 }
 
-/// Computes every value of level `s` (all lower levels given). Calls `advance(n)` as batches
-/// of `n` positions finish. Returns `None` if `cancel` was raised.
+/// Computes every value of level `s` (all lower levels given) into `values`, which holds the
+/// level's size of [`UNKNOWN`], walking the level in index order and computing unknown
+/// same-level children by recursion. Calls `advance(n)` as batches of `n` positions finish.
+/// Returns `None` if `cancel` was raised.
+///
+/// The builder's first solver, kept as an independent check of [`super::sweep::solve_level`],
+/// which the builder uses.
+#[cfg(test)]
 pub(crate) fn solve_level(
     rules: &Rules,
     ranker: &Ranker,
     s: u32,
-    lower: &[Vec<i8>],
+    lower: &[Values],
+    mut values: Values,
     advance: &(dyn Fn(u64) + Sync),
     cancel: &AtomicBool,
-) -> Option<Vec<i8>> {
+) -> Option<Values> {
     let n = ranker.level_size(s);
+    assert_eq!(values.len() as u64, n);
     let m = ranker.houses();
-    let cur: Vec<AtomicI8> = (0..n)
-        .into_par_iter()
-        .map(|_| AtomicI8::new(UNKNOWN))
-        .collect();
+    let cur = values.as_atomic();
     let solver = LevelSolver {
         rules: rules.play_rules(),
         ranker,
         sower: Sower::new(rules),
         s,
         lower,
-        cur: &cur,
+        cur,
     };
     let chunks = n.div_ceil(CHUNK);
     let done = (0..chunks).into_par_iter().try_for_each(|c| {
@@ -287,7 +294,7 @@ pub(crate) fn solve_level(
     if cancel.load(Relaxed) {
         return None;
     }
-    Some(cur.into_iter().map(AtomicI8::into_inner).collect())
+    Some(values)
 }
 
 /// Disagreements found by [`recheck_level`]: their number and up to `keep` examples
@@ -295,29 +302,29 @@ pub(crate) fn solve_level(
 pub(crate) type Disagreements = (u64, Vec<(u64, i8, i8)>);
 
 /// Recomputes every value of level `s` from its children as stored (`values` holds the level
-/// itself) and returns the number of disagreements and up to `keep` examples
+/// itself, and is written to where it holds [`UNKNOWN`]) and returns the number of disagreements and up to `keep` examples
 /// `(index, stored, recomputed)`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn recheck_level(
     rules: &Rules,
     ranker: &Ranker,
     s: u32,
-    lower: &[Vec<i8>],
-    values: Vec<i8>,
+    lower: &[Values],
+    mut values: Values,
     advance: &(dyn Fn(u64) + Sync),
     cancel: &AtomicBool,
     keep: usize,
 ) -> Option<Disagreements> {
     let n = ranker.level_size(s);
     let m = ranker.houses();
-    let cur: Vec<AtomicI8> = values.into_iter().map(AtomicI8::new).collect();
+    let cur = values.as_atomic();
     let solver = LevelSolver {
         rules: rules.play_rules(),
         ranker,
         sower: Sower::new(rules),
         s,
         lower,
-        cur: &cur,
+        cur,
     };
     let bad = AtomicU64::new(0);
     let examples = std::sync::Mutex::new(Vec::new());

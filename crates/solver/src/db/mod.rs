@@ -47,6 +47,8 @@ mod rank;
 pub(crate) mod rans;
 mod reader;
 mod sow;
+mod sweep;
+mod values;
 
 use crate::board::Board;
 use crate::endgame::Endgame;
@@ -57,6 +59,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
+use values::Values;
 
 /// The largest level a database may hold (values are stored as `i8`).
 pub const MAX_DB_LEVEL: u32 = rank::MAX_LEVEL;
@@ -497,7 +500,7 @@ pub fn build(
         }
     }
     let mut report = BuildReport::default();
-    let mut lower: Vec<Vec<i8>> = Vec::new();
+    let mut lower: Vec<Values> = Vec::new();
     // A level's file is written and synced on another thread while the next level is solved
     // (the disk and the processors work at once); at most one write is in flight, and its
     // error, if any, ends the build.
@@ -513,17 +516,16 @@ pub fn build(
             let needed_later = present[l as usize + 1..].iter().any(|p| p.is_none());
             if let Some(file) = present[l as usize].take() {
                 let load = PhaseReport::start(progress, l, Phase::Load, n);
-                let mut values = Vec::new();
-                let read = file.read_all(&mut values);
+                let read = file.read_all();
                 load.finish();
                 match read {
-                    Ok(()) => {
+                    Ok(values) => {
                         progress(&Progress::Skipped { level: l });
                         report.skipped.push(l);
                         if needed_later {
                             lower.push(values);
                         } else {
-                            lower.push(Vec::new());
+                            lower.push(Values::empty());
                         }
                         continue;
                     }
@@ -544,14 +546,26 @@ pub fn build(
                         j as u32,
                         ranker.level_size(j as u32),
                     )?;
-                    f.read_all(v)?;
+                    *v = f.read_all()?;
                 }
             }
             let solve = PhaseReport::start(progress, l, Phase::Solve, n);
             let t = std::time::Instant::now();
-            let values =
-                build::solve_level(&rules, &ranker, l, &lower, &|k| solve.advance(k), cancel)
-                    .ok_or_else(|| DbError::Interrupted { path: path.clone() })?;
+            let unknown =
+                Values::filled(n as usize, build::UNKNOWN).map_err(|source| DbError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+            let values = sweep::solve_level(
+                &rules,
+                &ranker,
+                l,
+                &lower,
+                unknown,
+                &|k| solve.advance(k),
+                cancel,
+            )
+            .ok_or_else(|| DbError::Interrupted { path: path.clone() })?;
             let seconds = t.elapsed().as_secs_f64();
             solve.finish();
             let write = PhaseReport::start(progress, l, Phase::Write, n);
@@ -644,11 +658,10 @@ pub fn convert(
             match LevelFile::open(&out, &rules, l, n) {
                 Ok(f) if f.codec() == codec => {
                     let check = PhaseReport::start(progress, l, Phase::Checksum, n);
-                    let mut values = Vec::new();
-                    let read = f.read_all(&mut values);
+                    let read = f.read_all();
                     check.finish();
                     match read {
-                        Ok(()) => {
+                        Ok(_) => {
                             progress(&Progress::Skipped { level: l });
                             report.skipped.push(l);
                             continue;
@@ -670,11 +683,10 @@ pub fn convert(
         }
         let t = std::time::Instant::now();
         let load = PhaseReport::start(progress, l, Phase::Load, n);
-        let mut values = Vec::new();
-        let read = LevelFile::open(&format::level_path(src, l), &rules, l, n)
-            .and_then(|f| f.read_all(&mut values));
+        let read =
+            LevelFile::open(&format::level_path(src, l), &rules, l, n).and_then(|f| f.read_all());
         load.finish();
-        read?;
+        let values = read?;
         let write = PhaseReport::start(progress, l, Phase::Write, n);
         let bytes = build::write_level(dst, &rules, l, &values, codec)?;
         write.finish();
@@ -784,7 +796,7 @@ pub fn verify(
         }
     }
     // Values of the contiguous valid levels below, for recomputation.
-    let mut lower: Vec<Vec<i8>> = Vec::new();
+    let mut lower: Vec<Values> = Vec::new();
     let mut contiguous = true;
     for &l in &found {
         let path = format::level_path(dir, l);
@@ -810,13 +822,16 @@ pub fn verify(
             problems: Vec::new(),
         };
         let checksum = PhaseReport::start(progress, l, Phase::Checksum, n);
-        let mut values = Vec::new();
-        let res = LevelFile::open(&path, &rules, l, n).and_then(|f| f.read_all(&mut values));
+        let res = LevelFile::open(&path, &rules, l, n).and_then(|f| f.read_all());
         checksum.finish();
-        if let Err(e) = res {
-            check.problems.push(e.to_string());
-            contiguous = false;
-        }
+        let values = match res {
+            Ok(values) => values,
+            Err(e) => {
+                check.problems.push(e.to_string());
+                contiguous = false;
+                Values::empty()
+            }
+        };
         contiguous &= lower.len() == l as usize;
         if full && contiguous {
             let recompute = PhaseReport::start(progress, l, Phase::Recompute, n);
@@ -825,7 +840,10 @@ pub fn verify(
                 &ranker,
                 l,
                 &lower,
-                values.clone(),
+                Values::copy_of(&values).map_err(|source| DbError::Io {
+                    path: path.clone(),
+                    source,
+                })?,
                 &|k| recompute.advance(k),
                 cancel,
                 5,
@@ -1101,10 +1119,9 @@ impl Database {
                 path: format::level_path(&self.dir, level),
                 what: format!("level {level} is not in the database"),
             })?;
-        let mut values = Vec::new();
-        f.read_all(&mut values)?;
+        let values = f.read_all()?;
         let mut h = vec![0u64; 2 * level as usize + 1];
-        for v in values {
+        for &v in values.iter() {
             h[(v as i32 + level as i32) as usize] += 1;
         }
         Ok(h)

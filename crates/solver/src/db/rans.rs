@@ -997,8 +997,7 @@ mod tests {
             };
             let n = super::super::level_size(rules.houses, level);
             let lf = LevelFile::open(&path, &rules, level, n).unwrap();
-            let mut values = Vec::new();
-            lf.read_all(&mut values).unwrap();
+            let values = lf.read_all().unwrap();
             let lim = level as i8;
             println!(
                 "{} ({}): {n} positions, file {:.2}% of a byte per position ({} blocks of {})",
@@ -1013,7 +1012,7 @@ mod tests {
                 let mut c0 = [0u64; 256];
                 let mut c1 = vec![[0u64; 256]; 256];
                 let mut ctx = 255usize;
-                for &v in &values {
+                for &v in values.iter() {
                     let s = (v as i16 + lim as i16) as usize;
                     c0[s] += 1;
                     c1[ctx][s] += 1;

@@ -4,6 +4,7 @@
 
 use super::format::LevelModel;
 use super::format::{self, Header};
+use super::values::Values;
 use super::{Codec, DbError};
 use crate::rules::Rules;
 use memmap2::Mmap;
@@ -262,11 +263,19 @@ impl LevelFile {
         self.map.get((self.header.data_offset + index) as usize)
     }
 
-    /// Decompresses the whole level (every block checked) into one vector.
-    pub(crate) fn read_all(&self, out: &mut Vec<i8>) -> Result<(), DbError> {
-        out.clear();
-        out.resize(self.header.positions as usize, 0);
-        self.read_blocks(out, |d, v| *d = v)
+    /// Decompresses the whole level (every block checked) into memory.
+    pub(crate) fn read_all(&self) -> Result<Values, DbError> {
+        let mut out = self.buffer()?;
+        self.read_blocks(&mut out, |d, v| *d = v)?;
+        Ok(out)
+    }
+
+    /// A zeroed array of the level's size.
+    fn buffer(&self) -> Result<Values, DbError> {
+        Values::zeroed(self.header.positions as usize).map_err(|source| DbError::Io {
+            path: self.path.clone(),
+            source,
+        })
     }
 
     /// Decompresses the whole level (every block checked) into `out`, one byte per position
@@ -285,7 +294,7 @@ impl LevelFile {
     ) -> Result<(), DbError> {
         assert_eq!(out.len() as u64, self.header.positions);
         if let Some(LevelModel::Grid(model)) = self.model()? {
-            let mut file = vec![0i8; out.len()];
+            let mut file = self.buffer()?;
             self.read_blocks_in_file_order(&mut file, |d, v| *d = v)?;
             model.layout().scatter(&file, out, put);
             return Ok(());

@@ -45,8 +45,7 @@ fn tamper(dir: &std::path::Path, rules: &Rules, level: u32, index: usize) {
     let n = level_size(rules.houses, level);
     let path = format::level_path(dir, level);
     let file = LevelFile::open(&path, rules, level, n).unwrap();
-    let mut values = Vec::new();
-    file.read_all(&mut values).unwrap();
+    let mut values = file.read_all().unwrap();
     drop(file);
     // Another legal value of the same parity, so that no range check can catch it.
     let l = level as i8;
