@@ -500,7 +500,9 @@ pub fn build(
         }
     }
     let mut report = BuildReport::default();
+    // The lower levels, in the builder's order (see `sweep`).
     let mut lower: Vec<Values> = Vec::new();
+    let orders = sweep::Orders::new(&ranker, upto);
     // A level's file is written and synced on another thread while the next level is solved
     // (the disk and the processors work at once); at most one write is in flight, and its
     // error, if any, ends the build.
@@ -519,10 +521,11 @@ pub fn build(
                 let read = file.read_all();
                 load.finish();
                 match read {
-                    Ok(values) => {
+                    Ok(mut values) => {
                         progress(&Progress::Skipped { level: l });
                         report.skipped.push(l);
                         if needed_later {
+                            orders.from_index_order(&ranker, l, &mut values);
                             lower.push(values);
                         } else {
                             lower.push(Values::empty());
@@ -547,6 +550,7 @@ pub fn build(
                         ranker.level_size(j as u32),
                     )?;
                     *v = f.read_all()?;
+                    orders.from_index_order(&ranker, j as u32, v);
                 }
             }
             let solve = PhaseReport::start(progress, l, Phase::Solve, n);
@@ -556,9 +560,10 @@ pub fn build(
                     path: path.clone(),
                     source,
                 })?;
-            let values = sweep::solve_level(
+            let mut values = sweep::solve_level(
                 &rules,
                 &ranker,
+                &orders,
                 l,
                 &lower,
                 unknown,
@@ -569,7 +574,10 @@ pub fn build(
             let seconds = t.elapsed().as_secs_f64();
             solve.finish();
             let write = PhaseReport::start(progress, l, Phase::Write, n);
+            // Files are in index order; the next levels read this one in the builder's order.
+            orders.to_index_order(&ranker, l, &mut values);
             let encoded = build::encode_level(dir, &rules, l, &values, codec)?;
+            orders.from_index_order(&ranker, l, &mut values);
             if let Some(previous) = writing.take() {
                 previous
                     .join()

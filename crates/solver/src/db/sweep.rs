@@ -1,32 +1,47 @@
 //! Solving one level in order of potential, with children numbered from per-side tables.
 //!
 //! A board of level `s` is a pair of sides: the mover's `a` (`t` seeds) and the opponent's `b`
-//! (`s - t`). In the numbering of [`Ranker`] the boards with one mover's side `a` are
-//! consecutive, in the order of the rank of `b`: board `(a, b)` has index `first(a) + rank(b)`.
-//! So most children can be numbered from a term of the mover's side, computed once per side,
-//! and a term of the opponent's side, read from a table computed once per level:
+//! (`u = s - t`). In the numbering of [`Ranker`] the boards with one mover's side `a` are
+//! consecutive (a *row*), at `first(a) + rank(b)`.
+//!
+//! **The builder's order.** While building, each row is kept in an order of its own: the
+//! opponent's sides sorted by potential (seeds times distance to the store), then by rank. Board
+//! `(a, b)` is at `first(a) + place(b)`, where `place` depends only on the houses and the seeds of
+//! `b`. Rows stay where they are, so a level changes between this order and index order row by
+//! row ([`Orders::to_index_order`], [`Orders::from_index_order`]); files are always in index
+//! order.
+//!
+//! **Children from tables.** Most children are numbered from a term of the mover's side,
+//! computed once per side, and a term of the opponent's side, read from a table computed once
+//! per level:
 //!
 //! - a move that ends on the mover's side without a capture (*short*): the child `(b, a')` is
-//!   in the same level, at `first_s(b) + rank(a')`;
+//!   in the same level, at `first_s(b) + place(a')`;
 //! - a move that ends in the store (*extra turn*): the child `(a', b)` is in level `s - 1`, at
-//!   `first_{s-1}(a') + rank(b)`;
+//!   `first_{s-1}(a') + place(b)`;
 //! - a move that ends on the opponent's side without a lap (*past*, `k` seeds to the opponent):
-//!   the child `(b + 1_k, a')` is in level `s - 1`, at `first_{s-1}(b + 1_k) + rank(a')`.
+//!   the child `(b + 1_k, a')` is in level `s - 1`, at `first_{s-1}(b + 1_k) + place(a')`.
 //!
-//! Other moves (captures, whose child depends on the opposite house; laps) are sown and numbered
-//! board by board, as [`LevelSolver`](super::build::LevelSolver) does.
+//! Other moves (captures, whose child depends on the opposite house; laps) are sown and
+//! numbered board by board.
 //!
-//! Only short moves stay in the level, and they lower the potential (seeds times distance to
-//! their owner's store, see DESIGN-NOTES.md) by at least one. So the boards are solved in
-//! phases of equal potential `P = pot(a) + pot(b)`: in each phase every same-level child is
-//! already known, and the boards of a phase are independent of each other. With the sides of
-//! each seed count grouped by potential, a phase is, per mover's side `a`, the list of
-//! opponent's sides `b` of potential `P - pot(a)`. Boards with `t` mover's seeds have their
+//! **Phases.** Only short moves stay in the level, and a short move lowers the potential of the
+//! mover's side. Write a board's potentials as the cell `(pot(a), pot(b))`: the children of
+//! cell `(x, y)` in the level lie in cells `(y, x')` with `x' < x`. So with cells taken in order
+//! of `(max, min)` every child comes first, and for each potential `p`:
+//!
+//! 1. the cells `(p, y)` with `y < p` (their children have both potentials below `p`), then
+//! 2. the cells `(x, p)` with `x <= p` (their children are cells `(p, x')` of step 1).
+//!
+//! The boards of one step are independent of each other. In the builder's order the opponent's
+//! sides of one step are one run of each row, so a step writes runs, and the extra-turn
+//! children of a run are a run of the level below. Boards with `t` mover's seeds have their
 //! same-level children among the boards with `s - t`, so the pairs `{t, s - t}` are solved
 //! independently of each other.
 //!
 //! Compared with walking the level in index order and computing unknown same-level children
-//! by recursion, this numbers most children with one addition and never sows a board twice.
+//! by recursion (`build::solve_level`, kept as a check in the tests), this numbers most
+//! children with one addition, never sows a board twice, and reads and writes in runs.
 
 use super::build::UNKNOWN;
 use super::rank::Ranker;
@@ -40,21 +55,24 @@ use std::sync::atomic::{AtomicBool, AtomicI8, Ordering::Relaxed};
 /// Boards whose children are loaded together.
 const BATCH: usize = 16;
 
-/// The sides of one seed count `r` (compositions of `r` into `m` houses), in rank order, and
-/// grouped by potential.
+/// The sides of one seed count `r` (compositions of `r` into `m` houses), in the builder's
+/// order: by potential, then by rank.
 struct Sides {
-    /// Per rank: the houses packed into a `u64`, house `i` in byte `i`.
+    /// Per place: the houses packed into a `u64`, house `i` in byte `i`.
     packed: Vec<u64>,
-    /// Per potential `p` (`0..=m r`), the ranks of that potential: `by_pot[start[p]..start[p + 1]]`,
-    /// ascending.
-    by_pot: Vec<u32>,
+    /// Per place: the rank.
+    rank: Vec<u32>,
+    /// Per rank: the place.
+    place: Vec<u32>,
+    /// Per potential `p` (`0..=m r`), the sides of that potential are the places
+    /// `start[p]..start[p + 1]`.
     start: Vec<u32>,
 }
 
 impl Sides {
     fn new(m: usize, r: u32, count: u64) -> Sides {
-        let mut packed = Vec::with_capacity(count as usize);
-        let mut pots = Vec::with_capacity(count as usize);
+        let n = count as usize;
+        let mut by_rank = Vec::with_capacity(n);
         let mut cells = [0u8; MAX_HOUSES];
         cells[m - 1] = r as u8;
         loop {
@@ -64,46 +82,128 @@ impl Sides {
                 p |= (c as u64) << (8 * i);
                 pot += c as u32 * (m - i) as u32;
             }
-            packed.push(p);
-            pots.push(pot);
+            by_rank.push((p, pot));
             if !next_composition(&mut cells[..m]) {
                 break;
             }
         }
-        debug_assert_eq!(packed.len() as u64, count);
-        let top = m * r as usize;
-        let mut start = vec![0u32; top + 2];
-        for &p in &pots {
-            start[p as usize + 1] += 1;
+        assert_eq!(by_rank.len(), n);
+        let mut start = vec![0u32; m * r as usize + 2];
+        for &(_, pot) in &by_rank {
+            start[pot as usize + 1] += 1;
         }
         for p in 1..start.len() {
             start[p] += start[p - 1];
         }
         let mut fill = start.clone();
-        let mut by_pot = vec![0u32; pots.len()];
-        for (j, &p) in pots.iter().enumerate() {
-            by_pot[fill[p as usize] as usize] = j as u32;
-            fill[p as usize] += 1;
+        let mut packed = vec![0u64; n];
+        let mut rank = vec![0u32; n];
+        let mut place = vec![0u32; n];
+        for (j, &(p, pot)) in by_rank.iter().enumerate() {
+            let at = fill[pot as usize] as usize;
+            fill[pot as usize] += 1;
+            packed[at] = p;
+            rank[at] = j as u32;
+            place[j] = at as u32;
         }
         Sides {
             packed,
-            by_pot,
+            rank,
+            place,
             start,
         }
     }
 
-    /// The ranks of the sides of potential `p` (none if out of range).
-    fn of_pot(&self, p: i64) -> &[u32] {
-        if p < 0 || p as usize + 1 >= self.start.len() {
-            return &[];
-        }
-        let p = p as usize;
-        &self.by_pot[self.start[p] as usize..self.start[p + 1] as usize]
+    /// The places of the sides of potential below `p`.
+    fn below(&self, p: usize) -> std::ops::Range<usize> {
+        0..self.start[p.min(self.start.len() - 1)] as usize
     }
 
-    /// The highest potential with sides, plus one.
-    fn pot_end(&self) -> i64 {
-        self.start.len() as i64 - 1
+    /// The places of the sides of potential `p`.
+    fn at(&self, p: usize) -> std::ops::Range<usize> {
+        let end = self.start.len() - 1;
+        self.start[p.min(end)] as usize..self.start[(p + 1).min(end)] as usize
+    }
+
+    /// One more than the highest potential.
+    fn pot_end(&self) -> usize {
+        self.start.len() - 1
+    }
+}
+
+/// The sides of every seed count up to a level, for one number of houses.
+pub(crate) struct Orders {
+    sides: Vec<Sides>,
+}
+
+impl Orders {
+    /// The sides of `0..=s` seeds.
+    pub(crate) fn new(ranker: &Ranker, s: u32) -> Orders {
+        let m = ranker.houses();
+        Orders {
+            sides: (0..=s)
+                .into_par_iter()
+                .map(|r| Sides::new(m, r, ranker.count(m, r)))
+                .collect(),
+        }
+    }
+
+    /// The rows of level `s` in index order: `(first index, mover's seeds)`.
+    fn rows(ranker: &Ranker, s: u32) -> Vec<(u64, u32)> {
+        let m = ranker.houses();
+        // The mover's sides with at most s seeds, in lexicographic order, are the
+        // compositions of s into m + 1 parts (the last part the opponent's seeds).
+        let mut cells = [0u8; MAX_HOUSES + 1];
+        cells[m] = s as u8;
+        let mut rows = Vec::new();
+        let mut at = 0u64;
+        loop {
+            let u = cells[m] as u32;
+            rows.push((at, s - u));
+            at += ranker.count(m, u);
+            if !next_composition(&mut cells[..m + 1]) {
+                break;
+            }
+        }
+        debug_assert_eq!(at, ranker.level_size(s));
+        rows
+    }
+
+    /// Reorders every row of level `s` in place: the value at place `j` of a row whose
+    /// opponent's sides hold `u` seeds moves to place `map(sides of u, j)`.
+    fn permute(
+        &self,
+        ranker: &Ranker,
+        s: u32,
+        values: &mut Values,
+        map: impl Fn(&Sides, usize) -> usize + Sync,
+    ) {
+        assert!(self.sides.len() > s as usize);
+        assert_eq!(values.len() as u64, ranker.level_size(s));
+        let out = values.as_atomic();
+        Orders::rows(ranker, s)
+            .par_iter()
+            .with_min_len(64)
+            .for_each_init(Vec::new, |buf, &(first, t)| {
+                let sides = &self.sides[(s - t) as usize];
+                let first = first as usize;
+                let row = &out[first..first + sides.packed.len()];
+                buf.clear();
+                buf.extend(row.iter().map(|v| v.load(Relaxed)));
+                for (j, &v) in buf.iter().enumerate() {
+                    row[map(sides, j)].store(v, Relaxed);
+                }
+            });
+    }
+
+    /// Puts level `s`, in the builder's order, in index order (in place).
+    pub(crate) fn to_index_order(&self, ranker: &Ranker, s: u32, values: &mut Values) {
+        self.permute(ranker, s, values, |sides, j| sides.rank[j] as usize)
+    }
+
+    /// Puts level `s`, in index order, in the builder's order (in place).
+    pub(crate) fn from_index_order(&self, ranker: &Ranker, s: u32, values: &mut Values) {
+        self.permute(ranker, s, values, |sides, j| sides.place[j] as usize)
     }
 }
 
@@ -133,7 +233,7 @@ enum Kind {
     /// Same level, at `first_s(b) + konst`.
     #[default]
     Short,
-    /// Level `s - 1`, at `konst + rank(b)`.
+    /// Level `s - 1`, at `konst + place(b)`.
     Extra,
     /// Level `s - 1`, at `first_{s-1}(b + 1_k) + konst`.
     Past,
@@ -151,7 +251,7 @@ struct SideMove {
     konst: u64,
 }
 
-/// A mover's side with its moves, for one grid.
+/// A mover's side with its moves.
 #[derive(Clone, Copy, Debug, Default)]
 struct Row {
     packed: u64,
@@ -161,8 +261,9 @@ struct Row {
     moves: [SideMove; MAX_HOUSES],
 }
 
-/// Per opponent's side `b` (of one seed count), for level `s`: `b` packed, `first_s(b)`, and
-/// `first_{s-1}(b + 1_k)` for `k = 1..=m` (0 where `b + 1_k` has more than `s - 1` seeds).
+/// Per opponent's side `b` of one seed count, by place, for level `s`: `b` packed,
+/// `first_s(b)`, and `first_{s-1}(b + 1_k)` for `k = 1..=m` (0 where `b + 1_k` has more than
+/// `s - 1` seeds).
 struct Columns {
     stride: usize,
     data: Vec<u64>,
@@ -216,6 +317,21 @@ struct Sweep<'a> {
 }
 
 impl Sweep<'_> {
+    /// The place of side `x` (`r` seeds) in its rows.
+    fn place(&self, x: &[u8], r: u32) -> u64 {
+        self.sides[r as usize].place[self.ranker.rank_part(x, r) as usize] as u64
+    }
+
+    /// The index in the builder's order of the packed board `cells` of level `l`.
+    fn index(&self, cells: u128, l: u32) -> usize {
+        let m = self.m;
+        let lex = self.ranker.index_packed(cells, l);
+        let y = sow::unpack(cells);
+        let r: u32 = y[m..2 * m].iter().map(|&c| c as u32).sum();
+        let rank = self.ranker.rank_part(&y[m..2 * m], r);
+        (lex - rank + self.sides[r as usize].place[rank as usize] as u64) as usize
+    }
+
     /// The moves of mover's side `a` (`t` seeds) in level `s`.
     fn row(&self, a: u64, t: u32) -> Row {
         let m = self.m;
@@ -242,22 +358,21 @@ impl Sweep<'_> {
             for x in after[h + 1..m.min(h + 1 + c)].iter_mut() {
                 *x += 1;
             }
-            let pack = |x: &[u8; 8]| u64::from_le_bytes(*x);
-            let seeds = |x: &[u8; 8]| x[..m].iter().map(|&v| v as u32).sum::<u32>();
+            let seeds: u32 = after[..m].iter().map(|&v| v as u32).sum();
             if c < m - h {
                 let last = h + c;
                 let capture = cells[last] == 0 && self.rules.capture != Capture::Never;
                 if !capture {
                     mv.kind = Kind::Short;
-                    mv.konst = self.ranker.rank_part(&after[..m], t);
+                    mv.konst = self.place(&after[..m], t);
                 }
             } else if c == m - h {
                 mv.kind = Kind::Extra;
-                mv.konst = first(self.ranker, m, pack(&after), t - 1, s - 1);
+                mv.konst = first(self.ranker, m, u64::from_le_bytes(after), t - 1, s - 1);
             } else if c <= 2 * m - h {
                 mv.kind = Kind::Past;
                 mv.k = (c - (m - h)) as u8;
-                mv.konst = self.ranker.rank_part(&after[..m], seeds(&after));
+                mv.konst = self.place(&after[..m], seeds);
             }
             row.moves[row.count as usize] = mv;
             row.count += 1;
@@ -265,33 +380,36 @@ impl Sweep<'_> {
         row
     }
 
-    /// Solves the boards `(row, b)` for the opponent's sides `b` of ranks `js` (seed count `u`).
-    fn solve_boards(&self, row: &Row, u: u32, js: &[u32]) {
+    /// Solves the boards `(row, b)` for the opponent's sides `b` at places `js` (seed count
+    /// `u`).
+    fn solve_boards(&self, row: &Row, u: u32, js: std::ops::Range<usize>) {
         let m = self.m;
         let s = self.s;
         let t = s - u;
         let cols = &self.columns[u as usize];
         let stride = cols.stride;
+        let first = row.first as usize;
         if t == 0 || (u == 0 && self.rules.end == EndRule::Either) {
-            for &j in js {
-                let cells =
-                    row.packed as u128 | (cols.data[j as usize * stride] as u128) << (8 * m);
+            for j in js {
+                let cells = row.packed as u128 | (cols.data[j * stride] as u128) << (8 * m);
                 let b = Board::from_raw(m, sow::unpack(cells));
                 let v = b.final_value(&self.rules).expect("a side is empty");
-                self.cur[(row.first + j as u64) as usize].store(v as i8, Relaxed);
+                self.cur[first + j].store(v as i8, Relaxed);
             }
             return;
         }
         let moves = &row.moves[..row.count as usize];
-        for batch in js.chunks(BATCH) {
+        let mut j0 = js.start;
+        while j0 < js.end {
+            let j1 = (j0 + BATCH).min(js.end);
             // Per board and move: child level, gain, extra turn, child index.
             let mut kids = [[(0u32, 0i32, false, 0usize); MAX_HOUSES]; BATCH];
-            for (kid, &j) in kids.iter_mut().zip(batch) {
-                let col = &cols.data[j as usize * stride..(j as usize + 1) * stride];
+            for (kid, j) in kids.iter_mut().zip(j0..j1) {
+                let col = &cols.data[j * stride..(j + 1) * stride];
                 for (k, mv) in kid.iter_mut().zip(moves) {
                     *k = match mv.kind {
                         Kind::Short => (s, 0, false, (col[1] + mv.konst) as usize),
-                        Kind::Extra => (s - 1, 1, true, (mv.konst + j as u64) as usize),
+                        Kind::Extra => (s - 1, 1, true, mv.konst as usize + j),
                         Kind::Past => (
                             s - 1,
                             1,
@@ -302,18 +420,13 @@ impl Sweep<'_> {
                             let cells = row.packed as u128 | (col[0] as u128) << (8 * m);
                             let sw = self.sower.sow(cells, mv.house as usize);
                             let l = s - sw.gain;
-                            (
-                                l,
-                                sw.gain as i32,
-                                sw.extra,
-                                self.ranker.index_packed(sw.next, l) as usize,
-                            )
+                            (l, sw.gain as i32, sw.extra, self.index(sw.next, l))
                         }
                     };
                 }
             }
             let mut values = [[0i8; MAX_HOUSES]; BATCH];
-            for (vs, kid) in values.iter_mut().zip(&kids[..batch.len()]) {
+            for (vs, kid) in values.iter_mut().zip(&kids[..j1 - j0]) {
                 for (v, &(l, _, _, idx)) in vs.iter_mut().zip(&kid[..moves.len()]) {
                     *v = if l == s {
                         self.cur[idx].load(Relaxed)
@@ -322,7 +435,7 @@ impl Sweep<'_> {
                     };
                 }
             }
-            for ((vs, kid), &j) in values.iter().zip(&kids).zip(batch) {
+            for ((vs, kid), j) in values.iter().zip(&kids).zip(j0..j1) {
                 let mut best = i32::MIN;
                 for (&v, &(_, gain, extra, _)) in vs.iter().zip(&kid[..moves.len()]) {
                     debug_assert_ne!(v, UNKNOWN, "a child is solved before its parent");
@@ -333,8 +446,9 @@ impl Sweep<'_> {
                     };
                     best = best.max(x);
                 }
-                self.cur[(row.first + j as u64) as usize].store(best as i8, Relaxed);
+                self.cur[first + j].store(best as i8, Relaxed);
             }
+            j0 = j1;
         }
     }
 
@@ -346,7 +460,7 @@ impl Sweep<'_> {
         if s - t != t {
             grids.push(s - t);
         }
-        // Per grid (mover's seed count x): the rows, computed once.
+        // Per grid (mover's seed count x): the rows by place, computed once.
         let rows: Vec<Vec<Row>> = grids
             .iter()
             .map(|&x| {
@@ -358,50 +472,55 @@ impl Sweep<'_> {
                     .collect()
             })
             .collect();
-        let top: i64 = grids
+        let top = grids
             .iter()
-            .map(|&x| self.sides[x as usize].pot_end() + self.sides[(s - x) as usize].pot_end())
+            .map(|&x| self.sides[x as usize].pot_end())
             .max()
             .unwrap_or(0);
-        for p in 0..=top {
-            if cancel.load(Relaxed) {
-                return false;
-            }
-            // The (grid, row potential) groups of this phase.
-            let mut groups = Vec::new();
-            for (g, &x) in grids.iter().enumerate() {
-                let rs = &self.sides[x as usize];
-                let cs = &self.sides[(s - x) as usize];
-                for alpha in 0..rs.pot_end() {
-                    if !rs.of_pot(alpha).is_empty() && !cs.of_pot(p - alpha).is_empty() {
-                        groups.push((g, alpha));
-                    }
+        for p in 0..top.max(1) {
+            for step in 0..2 {
+                if cancel.load(Relaxed) {
+                    return false;
                 }
-            }
-            groups.par_iter().for_each(|&(g, alpha)| {
-                let x = grids[g];
-                let u = s - x;
-                let js = self.sides[u as usize].of_pot(p - alpha);
-                let rank_rows = self.sides[x as usize].of_pot(alpha);
-                let per = (4096 / js.len()).max(1);
-                rank_rows.par_chunks(per).for_each(|chunk| {
-                    for &i in chunk {
-                        self.solve_boards(&rows[g][i as usize], u, js);
-                    }
-                    advance((chunk.len() * js.len()) as u64);
+                // Step 0: rows of potential p, opponent's sides below p. Step 1: rows of
+                // potential up to p, opponent's sides of potential p.
+                let work: Vec<(usize, std::ops::Range<usize>, std::ops::Range<usize>)> = grids
+                    .iter()
+                    .enumerate()
+                    .map(|(g, &x)| {
+                        let rs = &self.sides[x as usize];
+                        let cs = &self.sides[(s - x) as usize];
+                        if step == 0 {
+                            (g, rs.at(p), cs.below(p))
+                        } else {
+                            (g, rs.below(p + 1), cs.at(p))
+                        }
+                    })
+                    .filter(|(_, r, c)| !r.is_empty() && !c.is_empty())
+                    .collect();
+                work.par_iter().for_each(|(g, rs, cs)| {
+                    let u = s - grids[*g];
+                    let per = (4096 / cs.len()).max(1);
+                    rows[*g][rs.clone()].par_chunks(per).for_each(|chunk| {
+                        for row in chunk {
+                            self.solve_boards(row, u, cs.clone());
+                        }
+                        advance((chunk.len() * cs.len()) as u64);
+                    });
                 });
-            });
+            }
         }
         true
     }
 }
 
-/// Computes every value of level `s` (all lower levels given) into `values`, which holds the
-/// level's size of anything. Calls `advance(n)` as batches of `n` positions finish. Returns
-/// `None` if `cancel` was raised.
+/// Computes every value of level `s` into `values` (which holds the level's size of anything),
+/// in the builder's order, from the lower levels in the builder's order. Calls `advance(n)` as
+/// batches of `n` positions finish. Returns `None` if `cancel` was raised.
 pub(crate) fn solve_level(
     rules: &Rules,
     ranker: &Ranker,
+    orders: &Orders,
     s: u32,
     lower: &[Values],
     mut values: Values,
@@ -409,11 +528,9 @@ pub(crate) fn solve_level(
     cancel: &AtomicBool,
 ) -> Option<Values> {
     assert_eq!(values.len() as u64, ranker.level_size(s));
+    assert!(orders.sides.len() > s as usize);
     let m = ranker.houses();
-    let sides: Vec<Sides> = (0..=s)
-        .into_par_iter()
-        .map(|r| Sides::new(m, r, ranker.count(m, r)))
-        .collect();
+    let sides = &orders.sides[..=s as usize];
     let columns: Vec<Columns> = (0..=s)
         .map(|r| Columns::new(ranker, s, r, &sides[r as usize]))
         .collect();
@@ -425,7 +542,7 @@ pub(crate) fn solve_level(
         s,
         lower,
         cur: values.as_atomic(),
-        sides: &sides,
+        sides,
         columns: &columns,
     };
     // Largest pairs first, so that the small ones fill the gaps at the end.
@@ -454,15 +571,17 @@ mod tests {
         for (m, top) in [(1usize, 14u32), (2, 12), (3, 10), (4, 8), (6, 7)] {
             for rules in Rules::all_variants(m, 0) {
                 let ranker = Ranker::new(m);
+                let orders = Orders::new(&ranker, top);
+                // The same levels in the builder's order and in index order.
                 let mut lower: Vec<Values> = Vec::new();
+                let mut lower_index: Vec<Values> = Vec::new();
                 for s in 0..=top {
                     let n = ranker.level_size(s) as usize;
                     let fresh = || Values::filled(n, UNKNOWN).unwrap();
-                    let a =
-                        solve_level(&rules, &ranker, s, &lower, fresh(), &|_| {}, &cancel).unwrap();
-                    let b = super::super::build::solve_level(
+                    let mut a = solve_level(
                         &rules,
                         &ranker,
+                        &orders,
                         s,
                         &lower,
                         fresh(),
@@ -470,9 +589,24 @@ mod tests {
                         &cancel,
                     )
                     .unwrap();
+                    let b = super::super::build::solve_level(
+                        &rules,
+                        &ranker,
+                        s,
+                        &lower_index,
+                        fresh(),
+                        &|_| {},
+                        &cancel,
+                    )
+                    .unwrap();
                     assert!(a.iter().all(|&v| v != UNKNOWN), "{rules} level {s}");
+                    let builder = Values::copy_of(&a).unwrap();
+                    orders.to_index_order(&ranker, s, &mut a);
                     assert_eq!(&a[..], &b[..], "{rules} level {s}");
+                    orders.from_index_order(&ranker, s, &mut a);
+                    assert_eq!(&a[..], &builder[..], "{rules} level {s}: orders round trip");
                     lower.push(a);
+                    lower_index.push(b);
                 }
             }
         }
@@ -483,6 +617,7 @@ mod tests {
         let rules = Rules::all_variants(6, 0)[0];
         let ranker = Ranker::new(6);
         let cancel = AtomicBool::new(false);
+        let orders = Orders::new(&ranker, 7);
         let mut lower = Vec::new();
         for s in 0..=6 {
             let n = ranker.level_size(s) as usize;
@@ -490,6 +625,7 @@ mod tests {
             let v = solve_level(
                 &rules,
                 &ranker,
+                &orders,
                 s,
                 &lower,
                 Values::filled(n, UNKNOWN).unwrap(),
@@ -505,6 +641,6 @@ mod tests {
         let n = ranker.level_size(7) as usize;
         cancel.store(true, Relaxed);
         let v = Values::filled(n, UNKNOWN).unwrap();
-        assert!(solve_level(&rules, &ranker, 7, &lower, v, &|_| {}, &cancel).is_none());
+        assert!(solve_level(&rules, &ranker, &orders, 7, &lower, v, &|_| {}, &cancel).is_none());
     }
 }
