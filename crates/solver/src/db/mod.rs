@@ -525,7 +525,7 @@ pub fn build(
                         progress(&Progress::Skipped { level: l });
                         report.skipped.push(l);
                         if needed_later {
-                            orders.from_index_order(&ranker, l, &mut values);
+                            orders.put_in_builder_order(&ranker, l, &mut values);
                             lower.push(values);
                         } else {
                             lower.push(Values::empty());
@@ -550,7 +550,7 @@ pub fn build(
                         ranker.level_size(j as u32),
                     )?;
                     *v = f.read_all()?;
-                    orders.from_index_order(&ranker, j as u32, v);
+                    orders.put_in_builder_order(&ranker, j as u32, v);
                 }
             }
             let solve = PhaseReport::start(progress, l, Phase::Solve, n);
@@ -575,9 +575,9 @@ pub fn build(
             solve.finish();
             let write = PhaseReport::start(progress, l, Phase::Write, n);
             // Files are in index order; the next levels read this one in the builder's order.
-            orders.to_index_order(&ranker, l, &mut values);
+            orders.put_in_index_order(&ranker, l, &mut values);
             let encoded = build::encode_level(dir, &rules, l, &values, codec)?;
-            orders.from_index_order(&ranker, l, &mut values);
+            orders.put_in_builder_order(&ranker, l, &mut values);
             if let Some(previous) = writing.take() {
                 previous
                     .join()

@@ -8,7 +8,7 @@
 //! opponent's sides sorted by potential (seeds times distance to the store), then by rank. Board
 //! `(a, b)` is at `first(a) + place(b)`, where `place` depends only on the houses and the seeds of
 //! `b`. Rows stay where they are, so a level changes between this order and index order row by
-//! row ([`Orders::to_index_order`], [`Orders::from_index_order`]); files are always in index
+//! row ([`Orders::put_in_index_order`], [`Orders::put_in_builder_order`]); files are always in index
 //! order.
 //!
 //! **Children from tables.** Most children are numbered from a term of the mover's side,
@@ -197,12 +197,12 @@ impl Orders {
     }
 
     /// Puts level `s`, in the builder's order, in index order (in place).
-    pub(crate) fn to_index_order(&self, ranker: &Ranker, s: u32, values: &mut Values) {
+    pub(crate) fn put_in_index_order(&self, ranker: &Ranker, s: u32, values: &mut Values) {
         self.permute(ranker, s, values, |sides, j| sides.rank[j] as usize)
     }
 
     /// Puts level `s`, in index order, in the builder's order (in place).
-    pub(crate) fn from_index_order(&self, ranker: &Ranker, s: u32, values: &mut Values) {
+    pub(crate) fn put_in_builder_order(&self, ranker: &Ranker, s: u32, values: &mut Values) {
         self.permute(ranker, s, values, |sides, j| sides.place[j] as usize)
     }
 }
@@ -517,6 +517,7 @@ impl Sweep<'_> {
 /// Computes every value of level `s` into `values` (which holds the level's size of anything),
 /// in the builder's order, from the lower levels in the builder's order. Calls `advance(n)` as
 /// batches of `n` positions finish. Returns `None` if `cancel` was raised.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_level(
     rules: &Rules,
     ranker: &Ranker,
@@ -601,9 +602,9 @@ mod tests {
                     .unwrap();
                     assert!(a.iter().all(|&v| v != UNKNOWN), "{rules} level {s}");
                     let builder = Values::copy_of(&a).unwrap();
-                    orders.to_index_order(&ranker, s, &mut a);
+                    orders.put_in_index_order(&ranker, s, &mut a);
                     assert_eq!(&a[..], &b[..], "{rules} level {s}");
-                    orders.from_index_order(&ranker, s, &mut a);
+                    orders.put_in_builder_order(&ranker, s, &mut a);
                     assert_eq!(&a[..], &builder[..], "{rules} level {s}: orders round trip");
                     lower.push(a);
                     lower_index.push(b);
