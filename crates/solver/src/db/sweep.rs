@@ -438,6 +438,7 @@ impl Sweep<'_> {
             for ((vs, kid), j) in values.iter().zip(&kids).zip(j0..j1) {
                 let mut best = i32::MIN;
                 for (&v, &(_, gain, extra, _)) in vs.iter().zip(&kid[..moves.len()]) {
+                    // (Checked by the tests, which start from an array of `UNKNOWN`.)
                     debug_assert_ne!(v, UNKNOWN, "a child is solved before its parent");
                     let x = if extra {
                         gain + v as i32
