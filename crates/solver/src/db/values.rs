@@ -41,6 +41,7 @@ impl Values {
     }
 
     /// `len` copies of `v`, written by every core (which also faults the pages in).
+    #[cfg(test)]
     pub(crate) fn filled(len: usize, v: i8) -> std::io::Result<Values> {
         use rayon::prelude::*;
         let mut values = Values::zeroed(len)?;
