@@ -1,13 +1,15 @@
-//! Retrograde computation of one level from the levels below it, and writing level files.
+//! Recomputing a level from its children (`db verify --full`), the first solver of a level
+//! (kept as a check of [`super::sweep`], which the builder uses), and writing level files.
 //!
 //! A move that puts no seed in a store and captures nothing keeps the level; its child (seen by
 //! the other player) has a strictly lower potential (seeds times distance to their owner's
-//! store), so a level has no cycles. The builder walks the level in index order on every core;
-//! a same-level child whose value is not known yet is computed on the spot (memoised recursion
-//! into the same level, depth bounded by the potential; the unknown children of a batch are
-//! computed as a batch themselves, so that their loads overlap). Values live in an array of `AtomicI8`
-//! with an "unknown" sentinel; two threads that race on one board compute the same value, so the
-//! race is benign.
+//! store), so a level has no cycles. [`LevelSolver`] walks a level in index order on every
+//! core; a same-level child whose value is not known yet is computed on the spot (memoised
+//! recursion into the same level, depth bounded by the potential; the unknown children of a
+//! batch are computed as a batch themselves, so that their loads overlap). Values live in an
+//! array of `AtomicI8` with an "unknown" sentinel; two threads that race on one board compute
+//! the same value, so the race is benign. When every value is known (a recheck), nothing is
+//! recomputed by recursion.
 
 use super::format::{self, Header};
 use super::grid::{GridModel, Layout};

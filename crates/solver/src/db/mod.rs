@@ -33,7 +33,10 @@
 //! ```
 //!
 //! - `rank`: the dense numbering of the boards of a level;
-//! - `build`: the retrograde computation and the writing of level files;
+//! - `sweep`: the retrograde computation of a level, in phases of equal potential;
+//! - `values`: a level's values in memory (huge pages);
+//! - `build`: the recomputation of a level from its children (`verify --full`), and the
+//!   writing of level files;
 //! - `format`: the on-disk layout (private);
 //! - `reader`: the memory-mapped, checked reader;
 //! - `grid`: the layout, two-dimensional contexts, model and rANS coder of [`Codec::Grid`]
@@ -502,7 +505,9 @@ pub fn build(
     let mut report = BuildReport::default();
     // The lower levels, in the builder's order (see `sweep`).
     let mut lower: Vec<Values> = Vec::new();
-    let orders = sweep::Orders::new(&ranker, upto);
+    // (Made when first needed: a build that finds every level present needs none.)
+    let orders = std::cell::OnceCell::new();
+    let orders = || orders.get_or_init(|| sweep::Orders::new(&ranker, upto));
     // A level's file is written and synced on another thread while the next level is solved
     // (the disk and the processors work at once); at most one write is in flight, and its
     // error, if any, ends the build.
@@ -525,7 +530,7 @@ pub fn build(
                         progress(&Progress::Skipped { level: l });
                         report.skipped.push(l);
                         if needed_later {
-                            orders.put_in_builder_order(&ranker, l, &mut values);
+                            orders().put_in_builder_order(&ranker, l, &mut values);
                             lower.push(values);
                         } else {
                             lower.push(Values::empty());
@@ -550,7 +555,7 @@ pub fn build(
                         ranker.level_size(j as u32),
                     )?;
                     *v = f.read_all()?;
-                    orders.put_in_builder_order(&ranker, j as u32, v);
+                    orders().put_in_builder_order(&ranker, j as u32, v);
                 }
             }
             let solve = PhaseReport::start(progress, l, Phase::Solve, n);
@@ -564,7 +569,7 @@ pub fn build(
             let mut values = sweep::solve_level(
                 &rules,
                 &ranker,
-                &orders,
+                orders(),
                 l,
                 &lower,
                 unknown,
@@ -576,9 +581,9 @@ pub fn build(
             solve.finish();
             let write = PhaseReport::start(progress, l, Phase::Write, n);
             // Files are in index order; the next levels read this one in the builder's order.
-            orders.put_in_index_order(&ranker, l, &mut values);
+            orders().put_in_index_order(&ranker, l, &mut values);
             let encoded = build::encode_level(dir, &rules, l, &values, codec)?;
-            orders.put_in_builder_order(&ranker, l, &mut values);
+            orders().put_in_builder_order(&ranker, l, &mut values);
             if let Some(previous) = writing.take() {
                 previous
                     .join()
