@@ -20,10 +20,14 @@
 //! - a move that ends in the store (*extra turn*): the child `(a', b)` is in level `s - 1`, at
 //!   `first_{s-1}(a') + place(b)`;
 //! - a move that ends on the opponent's side without a lap (*past*, `k` seeds to the opponent):
-//!   the child `(b + 1_k, a')` is in level `s - 1`, at `first_{s-1}(b + 1_k) + place(a')`.
+//!   the child `(b + 1_k, a')` is in level `s - 1`, at `first_{s-1}(b + 1_k) + place(a')`;
+//! - a move that ends in an empty house of the mover's (*capture*, the opponent's house `k`
+//!   taken): the child `(b without house k, a')` is in level `s - 1 - b[k]`, at
+//!   `first_{s-1-b[k]}(b without house k) + place(a')` (under the standard rule, a capture of
+//!   an empty house is no capture: the move is short).
 //!
-//! Other moves (captures, whose child depends on the opposite house; laps) are sown and
-//! numbered board by board.
+//! Moves with a lap (more seeds than houses up to the mover's own) are sown and numbered board
+//! by board.
 //!
 //! **Phases.** Only short moves stay in the level, and a short move lowers the potential of the
 //! mover's side. Write a board's potentials as the cell `(pot(a), pot(b))`: the children of
@@ -237,7 +241,12 @@ enum Kind {
     Extra,
     /// Level `s - 1`, at `first_{s-1}(b + 1_k) + konst`.
     Past,
-    /// Sown and numbered board by board.
+    /// A move that ends in an empty house of the mover's, facing the opponent's house `k`:
+    /// captures `b[k]` and the last seed, to level `s - 1 - b[k]`, at
+    /// `first_{s-1-b[k]}(b without house k) + konst`; except, under the standard capture rule,
+    /// when `b[k]` is empty: then a short move, at `first_s(b) + konst2`.
+    Capture,
+    /// Sown and numbered board by board (laps).
     Sown,
 }
 
@@ -246,9 +255,11 @@ enum Kind {
 struct SideMove {
     kind: Kind,
     house: u8,
-    /// Seeds sown onto the opponent's side ([`Kind::Past`]).
+    /// Seeds sown onto the opponent's side ([`Kind::Past`]), or the opponent's house
+    /// captured ([`Kind::Capture`]).
     k: u8,
     konst: u64,
+    konst2: u64,
 }
 
 /// A mover's side with its moves.
@@ -262,8 +273,9 @@ struct Row {
 }
 
 /// Per opponent's side `b` of one seed count, by place, for level `s`: `b` packed,
-/// `first_s(b)`, and `first_{s-1}(b + 1_k)` for `k = 1..=m` (0 where `b + 1_k` has more than
-/// `s - 1` seeds).
+/// `first_s(b)`, `first_{s-1}(b + 1_k)` for `k = 1..=m` (0 where `b + 1_k` has more than
+/// `s - 1` seeds), and `first_{s-1-b[k]}(b without house k)` for `k = 0..m` (0 where the
+/// level is `s`).
 struct Columns {
     stride: usize,
     data: Vec<u64>,
@@ -273,7 +285,7 @@ impl Columns {
     /// The table of the sides of `r` seeds for level `s`.
     fn new(ranker: &Ranker, s: u32, r: u32, sides: &Sides) -> Columns {
         let m = ranker.houses();
-        let stride = m + 2;
+        let stride = 2 * m + 2;
         let mut data = vec![0u64; sides.packed.len() * stride];
         data.par_chunks_mut(stride * 1024)
             .enumerate()
@@ -286,6 +298,13 @@ impl Columns {
                         if r + (k as u32) < s {
                             let ones = (0..k).fold(0u64, |a, i| a | 1 << (8 * i));
                             e[1 + k] = first(ranker, m, b + ones, r + k as u32, s - 1);
+                        }
+                    }
+                    if r < s {
+                        for k in 0..m {
+                            let bk = (b >> (8 * k)) as u32 & 0xff;
+                            let rest = b & !(0xff << (8 * k));
+                            e[2 + m + k] = first(ranker, m, rest, r - bk, s - 1 - bk);
                         }
                     }
                 }
@@ -361,10 +380,16 @@ impl Sweep<'_> {
             let seeds: u32 = after[..m].iter().map(|&v| v as u32).sum();
             if c < m - h {
                 let last = h + c;
-                let capture = cells[last] == 0 && self.rules.capture != Capture::Never;
-                if !capture {
-                    mv.kind = Kind::Short;
-                    mv.konst = self.place(&after[..m], t);
+                mv.kind = Kind::Short;
+                mv.konst = self.place(&after[..m], t);
+                if cells[last] == 0 && self.rules.capture != Capture::Never {
+                    // The last seed and the opposite house go to the store.
+                    mv.kind = Kind::Capture;
+                    mv.k = (m - 1 - last) as u8;
+                    mv.konst2 = mv.konst;
+                    let mut taken = after;
+                    taken[last] = 0;
+                    mv.konst = self.place(&taken[..m], t - 1);
                 }
             } else if c == m - h {
                 mv.kind = Kind::Extra;
@@ -399,6 +424,7 @@ impl Sweep<'_> {
             return;
         }
         let moves = &row.moves[..row.count as usize];
+        let standard = self.rules.capture == Capture::Standard;
         let mut j0 = js.start;
         while j0 < js.end {
             let j1 = (j0 + BATCH).min(js.end);
@@ -416,6 +442,20 @@ impl Sweep<'_> {
                             false,
                             (col[1 + mv.k as usize] + mv.konst) as usize,
                         ),
+                        Kind::Capture => {
+                            let k = mv.k as usize;
+                            let bk = (col[0] >> (8 * k)) as u32 & 0xff;
+                            if bk == 0 && standard {
+                                (s, 0, false, (col[1] + mv.konst2) as usize)
+                            } else {
+                                (
+                                    s - 1 - bk,
+                                    1 + bk as i32,
+                                    false,
+                                    (col[2 + m + k] + mv.konst) as usize,
+                                )
+                            }
+                        }
                         Kind::Sown => {
                             let cells = row.packed as u128 | (col[0] as u128) << (8 * m);
                             let sw = self.sower.sow(cells, mv.house as usize);
