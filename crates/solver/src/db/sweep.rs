@@ -47,7 +47,6 @@
 //! by recursion (`build::solve_level`, kept as a check in the tests), this numbers most
 //! children with one addition, never sows a board twice, and reads and writes in runs.
 
-use super::build::UNKNOWN;
 use super::rank::Ranker;
 use super::sow::{self, Sower};
 use super::values::Values;
@@ -425,69 +424,80 @@ impl Sweep<'_> {
         }
         let moves = &row.moves[..row.count as usize];
         let standard = self.rules.capture == Capture::Standard;
+        // Same-level children are solved before their parents (checked in debug builds: the
+        // tests start from an array of `UNKNOWN`).
+        let unknown = |v: i8| debug_assert_ne!(v, super::build::UNKNOWN, "child not solved yet");
+        let lower = |l: u32, idx: usize| -> i8 {
+            if l == s {
+                let v = self.cur[idx].load(Relaxed);
+                unknown(v);
+                v
+            } else {
+                self.lower[l as usize][idx]
+            }
+        };
         let mut j0 = js.start;
         while j0 < js.end {
             let j1 = (j0 + BATCH).min(js.end);
-            // Per board and move: child level, gain, extra turn, child index.
-            let mut kids = [[(0u32, 0i32, false, 0usize); MAX_HOUSES]; BATCH];
-            for (kid, j) in kids.iter_mut().zip(j0..j1) {
-                let col = &cols.data[j * stride..(j + 1) * stride];
-                for (k, mv) in kid.iter_mut().zip(moves) {
-                    *k = match mv.kind {
-                        Kind::Short => (s, 0, false, (col[1] + mv.konst) as usize),
-                        Kind::Extra => (s - 1, 1, true, mv.konst as usize + j),
-                        Kind::Past => (
-                            s - 1,
-                            1,
-                            false,
-                            (col[1 + mv.k as usize] + mv.konst) as usize,
-                        ),
-                        Kind::Capture => {
-                            let k = mv.k as usize;
-                            let bk = (col[0] >> (8 * k)) as u32 & 0xff;
-                            if bk == 0 && standard {
-                                (s, 0, false, (col[1] + mv.konst2) as usize)
-                            } else {
-                                (
-                                    s - 1 - bk,
-                                    1 + bk as i32,
-                                    false,
-                                    (col[2 + m + k] + mv.konst) as usize,
-                                )
-                            }
+            let n = j1 - j0;
+            let col = |i: usize| &cols.data[(j0 + i) * stride..(j0 + i + 1) * stride];
+            // Move by move: the children of the batch numbered, then their values loaded
+            // (independent loads, which the processor overlaps) and taken into the best.
+            let mut best = [i32::MIN; BATCH];
+            for mv in moves {
+                let mut vals = [0i32; BATCH];
+                let konst = mv.konst as usize;
+                match mv.kind {
+                    Kind::Short => {
+                        let cur = self.cur;
+                        for (i, v) in vals[..n].iter_mut().enumerate() {
+                            let x = cur[col(i)[1] as usize + konst].load(Relaxed);
+                            unknown(x);
+                            *v = -(x as i32);
                         }
-                        Kind::Sown => {
-                            let cells = row.packed as u128 | (col[0] as u128) << (8 * m);
+                    }
+                    Kind::Extra => {
+                        let below = &self.lower[s as usize - 1][konst + j0..konst + j1];
+                        for (v, &x) in vals[..n].iter_mut().zip(below) {
+                            *v = 1 + x as i32;
+                        }
+                    }
+                    Kind::Past => {
+                        let below = &self.lower[s as usize - 1];
+                        let k = 1 + mv.k as usize;
+                        for (i, v) in vals[..n].iter_mut().enumerate() {
+                            *v = 1 - below[col(i)[k] as usize + konst] as i32;
+                        }
+                    }
+                    Kind::Capture => {
+                        let k = mv.k as usize;
+                        for (i, v) in vals[..n].iter_mut().enumerate() {
+                            let c = col(i);
+                            let bk = (c[0] >> (8 * k)) as u32 & 0xff;
+                            *v = if bk == 0 && standard {
+                                -(lower(s, (c[1] + mv.konst2) as usize) as i32)
+                            } else {
+                                let x = lower(s - 1 - bk, c[2 + m + k] as usize + konst);
+                                1 + bk as i32 - x as i32
+                            };
+                        }
+                    }
+                    Kind::Sown => {
+                        for (i, v) in vals[..n].iter_mut().enumerate() {
+                            let cells = row.packed as u128 | (col(i)[0] as u128) << (8 * m);
                             let sw = self.sower.sow(cells, mv.house as usize);
                             let l = s - sw.gain;
-                            (l, sw.gain as i32, sw.extra, self.index(sw.next, l))
+                            let x = lower(l, self.index(sw.next, l)) as i32;
+                            *v = sw.gain as i32 + if sw.extra { x } else { -x };
                         }
-                    };
+                    }
+                }
+                for (b, &v) in best.iter_mut().zip(&vals[..n]) {
+                    *b = (*b).max(v);
                 }
             }
-            let mut values = [[0i8; MAX_HOUSES]; BATCH];
-            for (vs, kid) in values.iter_mut().zip(&kids[..j1 - j0]) {
-                for (v, &(l, _, _, idx)) in vs.iter_mut().zip(&kid[..moves.len()]) {
-                    *v = if l == s {
-                        self.cur[idx].load(Relaxed)
-                    } else {
-                        self.lower[l as usize][idx]
-                    };
-                }
-            }
-            for ((vs, kid), j) in values.iter().zip(&kids).zip(j0..j1) {
-                let mut best = i32::MIN;
-                for (&v, &(_, gain, extra, _)) in vs.iter().zip(&kid[..moves.len()]) {
-                    // (Checked by the tests, which start from an array of `UNKNOWN`.)
-                    debug_assert_ne!(v, UNKNOWN, "a child is solved before its parent");
-                    let x = if extra {
-                        gain + v as i32
-                    } else {
-                        gain - v as i32
-                    };
-                    best = best.max(x);
-                }
-                self.cur[first + j].store(best as i8, Relaxed);
+            for (i, &b) in best[..n].iter().enumerate() {
+                self.cur[first + j0 + i].store(b as i8, Relaxed);
             }
             j0 = j1;
         }
@@ -602,6 +612,7 @@ pub(crate) fn solve_level(
 
 #[cfg(test)]
 mod tests {
+    use super::super::build::UNKNOWN;
     use super::*;
 
     /// Every level solved by the sweep equals the level solved by the recursive solver, for
