@@ -562,7 +562,7 @@ pub fn build(
             let t = std::time::Instant::now();
             // The sweep writes every position once: no need to fill the array first (the
             // tests fill it with `UNKNOWN` and check that nothing is left).
-            let unknown = Values::zeroed(n as usize).map_err(|source| DbError::Io {
+            let fresh = Values::zeroed(n as usize).map_err(|source| DbError::Io {
                 path: path.clone(),
                 source,
             })?;
@@ -572,7 +572,7 @@ pub fn build(
                 orders(),
                 l,
                 &lower,
-                unknown,
+                fresh,
                 &|k| solve.advance(k),
                 cancel,
             )
