@@ -523,7 +523,12 @@ pub fn build(
             let needed_later = present[l as usize + 1..].iter().any(|p| p.is_none());
             if let Some(file) = present[l as usize].take() {
                 let load = PhaseReport::start(progress, l, Phase::Load, n);
-                let read = file.read_all();
+                // Every block is checked either way; the values are kept only if needed.
+                let read = if needed_later {
+                    file.read_all()
+                } else {
+                    file.check_all().map(|()| Values::empty())
+                };
                 load.finish();
                 match read {
                     Ok(mut values) => {
@@ -531,10 +536,8 @@ pub fn build(
                         report.skipped.push(l);
                         if needed_later {
                             orders().put_in_builder_order(&ranker, l, &mut values);
-                            lower.push(values);
-                        } else {
-                            lower.push(Values::empty());
                         }
+                        lower.push(values);
                         continue;
                     }
                     Err(e) => {
@@ -672,10 +675,10 @@ pub fn convert(
             match LevelFile::open(&out, &rules, l, n) {
                 Ok(f) if f.codec() == codec => {
                     let check = PhaseReport::start(progress, l, Phase::Checksum, n);
-                    let read = f.read_all();
+                    let read = f.check_all();
                     check.finish();
                     match read {
-                        Ok(_) => {
+                        Ok(()) => {
                             progress(&Progress::Skipped { level: l });
                             report.skipped.push(l);
                             continue;
@@ -836,7 +839,14 @@ pub fn verify(
             problems: Vec::new(),
         };
         let checksum = PhaseReport::start(progress, l, Phase::Checksum, n);
-        let res = LevelFile::open(&path, &rules, l, n).and_then(|f| f.read_all());
+        // The values are kept only for a recomputation.
+        let res = LevelFile::open(&path, &rules, l, n).and_then(|f| {
+            if full {
+                f.read_all()
+            } else {
+                f.check_all().map(|()| Values::empty())
+            }
+        });
         checksum.finish();
         let values = match res {
             Ok(values) => values,
