@@ -33,7 +33,7 @@
 //! 30.5% and 32.5%, with up-left 28.1% and 30.3%; on level 20 with all five 26.7%. The files:
 //! 28.7% (level 20), 29.8% (22), 30.7% (24) with model, states and tables.
 
-use super::rank::Ranker;
+use super::rank::{next_composition, Ranker};
 use super::rans::{normalize, word_at, ModelReader, RANS_L};
 use crate::rules::MAX_HOUSES;
 
@@ -353,22 +353,6 @@ impl Layout {
 
 /// The index of the first board of each row of each group of a level (see [`Layout::rows`]).
 pub(crate) struct Rows(Vec<Vec<u64>>);
-
-/// The next composition in lexicographic order (first house most significant); false after
-/// the last.
-fn next_composition(c: &mut [u8]) -> bool {
-    let p = c.len();
-    match c.iter().rposition(|&x| x > 0) {
-        Some(z) if z >= 1 => {
-            let rest = c[z];
-            c[z] = 0;
-            c[z - 1] += 1;
-            c[p - 1] = rest - 1;
-            true
-        }
-        _ => false,
-    }
-}
 
 /// `d = a - b` clamped to `[-r, r]`, plus `r`; `2 r + 1` where `a` or `b` is `miss`.
 #[inline(always)]

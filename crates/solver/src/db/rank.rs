@@ -210,22 +210,30 @@ impl Walker {
     /// (past the last board it stays put).
     #[inline]
     pub(crate) fn advance(&mut self) {
-        let side = &mut self.cells[..self.p];
-        let m = side.len();
-        // The last non-empty house.
-        let mut j = m;
-        while j > 0 && side[j - 1] == 0 {
-            j -= 1;
-        }
-        if j <= 1 {
-            return;
-        }
-        let j = j - 1;
-        let rest = side[j];
-        side[j] = 0;
-        side[j - 1] += 1;
-        side[m - 1] = rest - 1;
+        next_composition(&mut self.cells[..self.p]);
     }
+}
+
+/// Steps `side` (any number of houses) to the next composition in lexicographic order, first
+/// house most significant: the order of [`Ranker::rank_part`]. Returns `false`, leaving it as
+/// it is, at the last one (every seed in the first house).
+#[inline]
+pub(crate) fn next_composition(side: &mut [u8]) -> bool {
+    let m = side.len();
+    // The last non-empty house.
+    let mut j = m;
+    while j > 0 && side[j - 1] == 0 {
+        j -= 1;
+    }
+    if j <= 1 {
+        return false;
+    }
+    let j = j - 1;
+    let rest = side[j];
+    side[j] = 0;
+    side[j - 1] += 1;
+    side[m - 1] = rest - 1;
+    true
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@
 //! by recursion (`build::solve_level`, kept as a check in the tests), this numbers most
 //! children with one addition, never sows a board twice, and reads and writes in runs.
 
-use super::rank::Ranker;
+use super::rank::{next_composition, Ranker};
 use super::sow::{self, Sower};
 use super::values::Values;
 use crate::board::Board;
@@ -208,26 +208,6 @@ impl Orders {
     pub(crate) fn put_in_builder_order(&self, ranker: &Ranker, s: u32, values: &mut Values) {
         self.permute(ranker, s, values, |sides, j| sides.place[j] as usize)
     }
-}
-
-/// The next composition in rank order (lexicographic, first house most significant), or
-/// `false` past the last.
-fn next_composition(side: &mut [u8]) -> bool {
-    let m = side.len();
-    let mut j = m;
-    while j > 0 && side[j - 1] == 0 {
-        j -= 1;
-    }
-    // The last composition has every seed in the first house.
-    if j <= 1 {
-        return false;
-    }
-    let j = j - 1;
-    let rest = side[j];
-    side[j] = 0;
-    side[j - 1] += 1;
-    side[m - 1] = rest - 1;
-    true
 }
 
 /// How a move's child is numbered.
