@@ -304,7 +304,8 @@ pub(crate) fn solve_level(
 pub(crate) type Disagreements = (u64, Vec<(u64, i8, i8)>);
 
 /// Recomputes every value of level `s` from its children as stored (`values` holds the level
-/// itself, and is written to where it holds [`UNKNOWN`]) and returns the number of disagreements and up to `keep` examples
+/// itself; it is written to only where it holds [`UNKNOWN`], which a level read from a checked
+/// file never does) and returns the number of disagreements and up to `keep` examples
 /// `(index, stored, recomputed)`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn recheck_level(
@@ -312,7 +313,7 @@ pub(crate) fn recheck_level(
     ranker: &Ranker,
     s: u32,
     lower: &[Values],
-    mut values: Values,
+    values: &mut Values,
     advance: &(dyn Fn(u64) + Sync),
     cancel: &AtomicBool,
     keep: usize,

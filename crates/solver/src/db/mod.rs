@@ -848,7 +848,7 @@ pub fn verify(
             }
         });
         checksum.finish();
-        let values = match res {
+        let mut values = match res {
             Ok(values) => values,
             Err(e) => {
                 check.problems.push(e.to_string());
@@ -864,10 +864,7 @@ pub fn verify(
                 &ranker,
                 l,
                 &lower,
-                Values::copy_of(&values).map_err(|source| DbError::Io {
-                    path: path.clone(),
-                    source,
-                })?,
+                &mut values,
                 &|k| recompute.advance(k),
                 cancel,
                 5,
