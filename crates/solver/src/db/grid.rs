@@ -36,6 +36,7 @@
 use super::rank::{next_composition, Ranker};
 use super::rans::{normalize, word_at, ModelReader, RANS_L};
 use crate::rules::MAX_HOUSES;
+use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
 
 /// Columns per strip.
 pub(crate) const STRIP: u64 = 64;
@@ -265,6 +266,26 @@ impl Layout {
         }
     }
 
+    /// Stores the values of places `first..first + vals.len()` of the file order (a decoded
+    /// block) at their indices in `out` (the level in index order): the inverse of
+    /// [`Layout::read`], a copy of each row's part. Atomic stores (plain byte stores on every
+    /// processor we know), so that the blocks of a level can be written by many threads at
+    /// once with no `unsafe`: each index is written by exactly one place.
+    pub(crate) fn write(&self, rows: &Rows, first: u64, vals: &[i8], out: &[AtomicI8]) {
+        let mut c = self.cursor(first);
+        let mut o = 0;
+        while o < vals.len() {
+            let n = ((c.w - c.j) as usize).min(vals.len() - o);
+            let st = (rows.0[c.t][c.i as usize] + c.k * STRIP + c.j) as usize;
+            for (d, &v) in out[st..st + n].iter().zip(&vals[o..o + n]) {
+                d.store(v, Relaxed);
+            }
+            o += n;
+            c.j += n as u64 - 1;
+            self.advance(&mut c);
+        }
+    }
+
     /// The values of the level (in index order) in file order.
     #[cfg(test)]
     pub(crate) fn gather(&self, values: &[i8]) -> Vec<i8> {
@@ -292,62 +313,6 @@ impl Layout {
             }
         });
         out
-    }
-
-    /// Puts the values of the level given in file order into `out` in index order.
-    pub(crate) fn scatter<T: Send>(
-        &self,
-        file: &[i8],
-        out: &mut [T],
-        put: impl Fn(&mut T, i8) + Sync,
-    ) {
-        use rayon::prelude::*;
-        assert_eq!(file.len() as u64, self.len());
-        assert_eq!(out.len() as u64, self.len());
-        // The mover's sides in index order (each a run of consecutive boards): compositions of
-        // `s` into `m + 1` houses, the last holding the opponent's seeds.
-        let m = self.m;
-        let mut runs: Vec<(u8, u32)> = Vec::new();
-        let mut next_row = vec![0u32; self.groups.len()];
-        let mut c = vec![0u8; m + 1];
-        c[m] = self.s as u8;
-        loop {
-            let t = self.s as usize - c[m] as usize;
-            runs.push((t as u8, next_row[t]));
-            next_row[t] += 1;
-            if !next_composition(&mut c) {
-                break;
-            }
-        }
-        // Chunks of whole runs, about a million values each, cut out of `out` in order.
-        let mut chunks = Vec::new();
-        let mut rest = out;
-        let mut r0 = 0;
-        let mut len = 0usize;
-        for (r, &(t, _)) in runs.iter().enumerate() {
-            len += self.groups[t as usize].cols as usize;
-            if len >= 1 << 20 || r + 1 == runs.len() {
-                let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
-                chunks.push((&runs[r0..=r], part));
-                rest = tail;
-                r0 = r + 1;
-                len = 0;
-            }
-        }
-        chunks.into_par_iter().for_each(|(runs, part)| {
-            let mut o = 0usize;
-            for &(t, ra) in runs {
-                let g = &self.groups[t as usize];
-                for k in 0..g.cols.div_ceil(STRIP) {
-                    let w = STRIP.min(g.cols - k * STRIP);
-                    let src = (g.base + k * STRIP * g.rows + ra as u64 * w) as usize;
-                    for (d, &v) in part[o..o + w as usize].iter_mut().zip(&file[src..]) {
-                        put(d, v);
-                    }
-                    o += w as usize;
-                }
-            }
-        });
     }
 }
 
@@ -1223,11 +1188,18 @@ mod tests {
             for (p, &idx) in by_pos.iter().enumerate() {
                 assert_eq!(file[p], values[idx as usize]);
             }
-            let mut back = vec![0i8; n as usize];
-            layout.scatter(&file, &mut back, |d, v| *d = v);
-            assert_eq!(back, values);
-            // Any run of places read straight from the level in index order.
+            // Written back run by run (blocks of any length, from any place): every index
+            // once.
             let rows = layout.rows();
+            for len in [1usize, 7, 64, 1000] {
+                let back: Vec<AtomicI8> = (0..n).map(|_| AtomicI8::new(-1)).collect();
+                for (c, run) in file.chunks(len).enumerate() {
+                    layout.write(&rows, (c * len) as u64, run, &back);
+                }
+                let back: Vec<i8> = back.into_iter().map(AtomicI8::into_inner).collect();
+                assert_eq!(back, values, "m={m} s={s} runs of {len}");
+            }
+            // Any run of places read straight from the level in index order.
             for first in (0..n).step_by(7) {
                 for len in [1, 2, 63, 64, 65, 200, 1000] {
                     let len = len.min(n - first) as usize;

@@ -4,14 +4,14 @@
 
 use super::format::LevelModel;
 use super::format::{self, Header};
-use super::values::Values;
+use super::values::{atomic_bytes, Values};
 use super::{Codec, DbError};
 use crate::rules::Rules;
 use memmap2::Mmap;
 use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI8, AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 /// A read-only memory map of a file.
@@ -263,19 +263,17 @@ impl LevelFile {
         self.map.get((self.header.data_offset + index) as usize)
     }
 
-    /// Decompresses the whole level (every block checked) into memory.
+    /// Decompresses the whole level (every block checked) into memory, in index order.
     pub(crate) fn read_all(&self) -> Result<Values, DbError> {
         let mut out = self.buffer()?;
-        self.read_blocks(&mut out, |d, v| *d = v)?;
+        self.read_blocks(out.as_atomic())?;
         Ok(out)
     }
 
     /// Checks every block (checksum, decoding, values in range) and keeps nothing: what
     /// [`LevelFile::read_all`] checks, without a level's worth of memory.
     pub(crate) fn check_all(&self) -> Result<(), DbError> {
-        // One zero-sized slot per position: the blocks are decoded and dropped.
-        let mut none = vec![(); self.header.positions as usize];
-        self.read_blocks_in_file_order(&mut none, |_, _| {})
+        self.for_each_block(|_, _| {})
     }
 
     /// A zeroed array of the level's size.
@@ -287,52 +285,48 @@ impl LevelFile {
     }
 
     /// Decompresses the whole level (every block checked) into `out`, one byte per position
-    /// (the `i8` value's bits); `out` must hold exactly the level's positions.
+    /// (the `i8` value's bits), in index order; `out` must hold exactly the level's positions.
     pub(crate) fn read_into(&self, out: &mut [u8]) -> Result<(), DbError> {
-        self.read_blocks(out, |d, v| *d = v as u8)
+        self.read_blocks(atomic_bytes(out))
     }
 
     /// Reads every block (each checked) in parallel into `out`, which holds exactly the
-    /// level's positions, storing each value with `put` at its index (grid levels, whose
-    /// blocks follow an order of their own, are decoded whole and then put in index order).
-    fn read_blocks<T: Send>(
-        &self,
-        out: &mut [T],
-        put: impl Fn(&mut T, i8) + Sync,
-    ) -> Result<(), DbError> {
+    /// level's positions, each value at its index: grid blocks, whose order is their own, row
+    /// part by row part (see [`super::grid::Layout::write`]), no copy of the level made.
+    fn read_blocks(&self, out: &[AtomicI8]) -> Result<(), DbError> {
         assert_eq!(out.len() as u64, self.header.positions);
         if let Some(LevelModel::Grid(model)) = self.model()? {
-            let mut file = self.buffer()?;
-            self.read_blocks_in_file_order(&mut file, |d, v| *d = v)?;
-            model.layout().scatter(&file, out, put);
-            return Ok(());
+            let layout = model.layout();
+            let rows = layout.rows();
+            return self.for_each_block(|first, vals| layout.write(&rows, first as u64, vals, out));
         }
-        self.read_blocks_in_file_order(out, put)
+        self.for_each_block(|first, vals| {
+            for (d, &v) in out[first..first + vals.len()].iter().zip(vals) {
+                d.store(v, Relaxed);
+            }
+        })
     }
 
-    /// [`LevelFile::read_blocks`] with the values in the order of the file.
-    fn read_blocks_in_file_order<T: Send>(
-        &self,
-        out: &mut [T],
-        put: impl Fn(&mut T, i8) + Sync,
-    ) -> Result<(), DbError> {
+    /// Decodes every block (each checked), in parallel, and gives each to `f` with the place
+    /// in the file's order of its first value.
+    fn for_each_block(&self, f: impl Fn(usize, &[i8]) + Sync) -> Result<(), DbError> {
         use rayon::prelude::*;
         let table = self.table()?;
         self.map.will_read_all();
         let bs = self.header.block_size as usize;
+        let blocks = self.header.block_count;
         // rans blocks are decoded two at a time (twice as fast: see `Model::decode_pair`).
-        let model = self.model()?;
-        let rans = match model {
+        let rans = match self.model()? {
             Some(LevelModel::Rans(m)) => Some(m),
             _ => None,
         };
-        let per = if rans.is_some() { 2 * bs } else { bs };
-        out.par_chunks_mut(per)
-            .enumerate()
-            .try_for_each_init(Vec::new, |buf, (c, chunk)| {
-                let i = (c * per / bs) as u64;
+        let per = if rans.is_some() { 2 } else { 1 };
+        (0..blocks.div_ceil(per))
+            .into_par_iter()
+            .try_for_each_init(Vec::new, |buf, c| {
+                let i = c * per;
                 match rans {
-                    Some(rans) if chunk.len() > bs => format::decode_rans_pair(
+                    Some(rans) if i + 1 < blocks => format::decode_rans_pair(
                         &self.path,
                         &self.header,
                         table,
@@ -343,9 +337,7 @@ impl LevelFile {
                     )?,
                     _ => self.read_block(i, buf)?,
                 }
-                for (d, &v) in chunk.iter_mut().zip(buf.iter()) {
-                    put(d, v);
-                }
+                f(i as usize * bs, buf);
                 Ok(())
             })
     }

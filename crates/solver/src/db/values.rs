@@ -104,6 +104,14 @@ impl std::fmt::Debug for Values {
     }
 }
 
+/// `bytes` as atomics (each byte read as an `i8`), for threads that fill an array together.
+pub(crate) fn atomic_bytes(bytes: &mut [u8]) -> &[AtomicI8] {
+    // SAFETY: `AtomicI8` has the same size and alignment as `u8`, and every bit pattern is
+    // valid for both; the exclusive borrow of `bytes` guarantees that nothing else reads or
+    // writes them for as long as the atomic view lives (as for `Values::as_atomic`).
+    unsafe { &*(bytes as *mut [u8] as *const [AtomicI8]) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
