@@ -309,8 +309,9 @@ fn stored_levels_give_the_zstd_values_and_convert_both_ways() {
     for info in sdb.levels() {
         assert_eq!(info.codec, Codec::Stored);
         assert_eq!(info.block_size as usize, STORED_BLOCK);
-        // Header, table, one byte per position.
-        assert_eq!(info.bytes, 128 + 16 * info.blocks + info.positions);
+        // Header, histogram, table, one byte per position.
+        let hist = 8 * (2 * info.level as u64 + 1);
+        assert_eq!(info.bytes, 128 + hist + 16 * info.blocks + info.positions);
     }
     assert!(zdb.levels().iter().all(|l| l.codec == Codec::Zstd));
     for l in 0..=STORED_TOP {
@@ -496,7 +497,9 @@ fn stored_files_find_every_damage() {
     let original = std::fs::read(db::level_path(good_dir.path(), STORED_TOP)).unwrap();
     let blocks = good.len().div_ceil(STORED_BLOCK);
     assert_eq!(blocks, 479);
-    let data = 128 + 16 * blocks;
+    // The header, the histogram (a count per value), the table.
+    let table = 128 + 8 * (2 * STORED_TOP as usize + 1);
+    let data = table + 16 * blocks;
     // The blocks whose table entries and data are damaged: the first two, one in the middle
     // and the last (a short one).
     let chosen = [0, 1, blocks / 2, blocks - 1];
@@ -504,10 +507,10 @@ fn stored_files_find_every_damage() {
 
     let dir = levels_below(good_dir.path(), STORED_TOP);
     let path = db::level_path(dir.path(), STORED_TOP);
-    // Every byte of the header: the open or every probe fails. Every byte of the chosen
-    // blocks' table entries: every probe into that block fails (a probe checks its block
-    // against its own entry only), the others answer right.
-    for at in 0..128 {
+    // Every byte of the header and of the histogram: the open or every probe fails. Every
+    // byte of the chosen blocks' table entries: every probe into that block fails (a probe
+    // checks its block against its own entry only), the others answer right.
+    for at in 0..table {
         let mut bytes = original.clone();
         bytes[at] ^= 0x01;
         std::fs::write(&path, &bytes).unwrap();
@@ -515,12 +518,12 @@ fn stored_files_find_every_damage() {
     }
     for at in chosen
         .iter()
-        .flat_map(|&k| 128 + 16 * k..128 + 16 * (k + 1))
+        .flat_map(|&k| table + 16 * k..table + 16 * (k + 1))
     {
         let mut bytes = original.clone();
         bytes[at] ^= 0x01;
         std::fs::write(&path, &bytes).unwrap();
-        let k = (at - 128) / 16;
+        let k = (at - table) / 16;
         assert_stored_detected(dir.path(), &sample, Some(&[k]), &format!("table byte {at}"));
     }
     // Data bytes in the chosen blocks: flipped bits (some out of range), and values changed
@@ -578,15 +581,16 @@ fn stored_blocks_of_the_wrong_length_and_unknown_codecs_are_rejected() {
     // Block 0 one byte short and block 1 one byte long, every checksum made valid: only the
     // length check can see it.
     let mut bytes = original.clone();
-    let data = 128 + 16 * good.len().div_ceil(STORED_BLOCK);
-    let end0 = u64_at(&bytes, 128) - 1;
-    bytes[128..136].copy_from_slice(&end0.to_le_bytes());
+    let t = u64_at(&bytes, 48) as usize;
+    let data = t + 16 * good.len().div_ceil(STORED_BLOCK);
+    let end0 = u64_at(&bytes, t) - 1;
+    bytes[t..t + 8].copy_from_slice(&end0.to_le_bytes());
     let sum0 = xxh(&bytes[data..end0 as usize]);
-    bytes[136..144].copy_from_slice(&sum0.to_le_bytes());
-    let end1 = u64_at(&bytes, 144) as usize;
+    bytes[t + 8..t + 16].copy_from_slice(&sum0.to_le_bytes());
+    let end1 = u64_at(&bytes, t + 16) as usize;
     let sum1 = xxh(&bytes[end0 as usize..end1]);
-    bytes[152..160].copy_from_slice(&sum1.to_le_bytes());
-    let table_sum = xxh(&bytes[128..data]);
+    bytes[t + 24..t + 32].copy_from_slice(&sum1.to_le_bytes());
+    let table_sum = xxh(&bytes[t..data]);
     bytes[72..80].copy_from_slice(&table_sum.to_le_bytes());
     reseal_header(&mut bytes);
     std::fs::write(&path, &bytes).unwrap();
@@ -653,15 +657,17 @@ fn model_levels_give_the_same_values_and_reject_bad_models_in(codec: Codec) {
     let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
     let model_len = u64_at(&original, 80) as usize;
     assert!(model_len > 4);
+    // The model follows the header and the histogram.
+    let m0 = 128 + u64_at(&original, 96) as usize;
     let good = values(&zdb, STORED_TOP);
     for (what, at, delta) in [
-        ("scale", 128, 1u8),
-        ("bound", 129, 1),
-        ("frequency", 128 + model_len - 2, 1),
+        ("scale", m0, 1u8),
+        ("bound", m0 + 1, 1),
+        ("frequency", m0 + model_len - 2, 1),
     ] {
         let mut bytes = original.clone();
         bytes[at] = bytes[at].wrapping_add(delta);
-        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[128..128 + model_len]);
+        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[m0..m0 + model_len]);
         bytes[88..96].copy_from_slice(&sum.to_le_bytes());
         reseal_header(&mut bytes);
         std::fs::write(&path, &bytes).unwrap();
@@ -678,5 +684,106 @@ fn model_levels_give_the_same_values_and_reject_bad_models_in(codec: Codec) {
             assert!(e.to_string().contains("level-016.kdb"), "{what}: {e}");
             assert!(e.to_string().contains("bad model"), "{what}: {e}");
         }
+    }
+}
+
+/// Rewrites a version 2 level file as version 1 wrote it: no histogram (every offset after
+/// it moved back), header bytes 96..112 zero.
+fn as_version_1(v2: &[u8]) -> Vec<u8> {
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let put = |b: &mut [u8], at: usize, x: u64| b[at..at + 8].copy_from_slice(&x.to_le_bytes());
+    let hist = u64_at(v2, 96);
+    assert!(hist > 0);
+    let mut b = [&v2[..128], &v2[128 + hist as usize..]].concat();
+    b[8..12].copy_from_slice(&1u32.to_le_bytes());
+    b[96..112].fill(0);
+    for at in [48, 56, 64] {
+        let x = u64_at(&b, at) - hist;
+        put(&mut b, at, x);
+    }
+    let (t, d) = (u64_at(&b, 48) as usize, u64_at(&b, 56) as usize);
+    for e in (t..d).step_by(16) {
+        let x = u64_at(&b, e) - hist;
+        put(&mut b, e, x);
+    }
+    let sum = xxhash_rust::xxh3::xxh3_64(&b[t..d]);
+    put(&mut b, 72, sum);
+    reseal_header(&mut b);
+    b
+}
+
+#[test]
+fn version_1_files_are_read_and_newer_versions_refused() {
+    for codec in [Codec::Grid, Codec::Zstd, Codec::Stored] {
+        let good_dir = tempfile::tempdir().unwrap();
+        build_codec(good_dir.path(), TOP, codec);
+        let good_db = Database::open(good_dir.path(), &rules()).unwrap();
+        let good = values(&good_db, TOP);
+        let hist = good_db.histogram(TOP).unwrap();
+        // The stored histogram counts the values.
+        let mut counted = vec![0u64; 2 * TOP as usize + 1];
+        for &v in &good {
+            counted[(v + TOP as i32) as usize] += 1;
+        }
+        assert_eq!(hist, counted, "{codec}");
+
+        let original = std::fs::read(db::level_path(good_dir.path(), TOP)).unwrap();
+        let dir = levels_below(good_dir.path(), TOP);
+        let path = db::level_path(dir.path(), TOP);
+        // Version 1: the same values, the histogram counted by decoding, verify passes.
+        std::fs::write(&path, as_version_1(&original)).unwrap();
+        let db1 = Database::open(dir.path(), &rules()).unwrap();
+        assert_eq!(values(&db1, TOP), good, "{codec}");
+        assert_eq!(db1.histogram(TOP).unwrap(), hist, "{codec}");
+        assert!(verify(dir.path(), true).ok(), "{codec}");
+        // A build keeps it (valid) and leaves it as it is.
+        let report = build_codec(dir.path(), TOP, codec);
+        assert!(report.built.is_empty(), "{codec}: {report:?}");
+        assert_eq!(std::fs::read(&path).unwrap(), as_version_1(&original));
+
+        // Version 3 (or 0) is refused with a version error naming the file.
+        for version in [0u32, 3] {
+            let mut b = original.clone();
+            b[8..12].copy_from_slice(&version.to_le_bytes());
+            reseal_header(&mut b);
+            std::fs::write(&path, &b).unwrap();
+            let e = Database::open(dir.path(), &rules()).unwrap_err();
+            assert!(matches!(e, DbError::Version { .. }), "{e}");
+            assert!(e.to_string().contains("level-010.kdb"), "{e}");
+            assert!(e.to_string().contains("versions 1 to 2"), "{e}");
+        }
+
+        // A histogram with a valid checksum that does not count the values: the open and the
+        // probes do not look, verify does.
+        let mut b = original.clone();
+        let at = 128 + 8 * (TOP as usize + 2); // the count of value +2...
+        let moved = 1u64;
+        let c = u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+        b[at..at + 8].copy_from_slice(&(c - moved).to_le_bytes());
+        let at0 = 128 + 8 * TOP as usize; // ...one of them counted as 0 instead
+        let c0 = u64::from_le_bytes(b[at0..at0 + 8].try_into().unwrap());
+        b[at0..at0 + 8].copy_from_slice(&(c0 + moved).to_le_bytes());
+        let h = u64::from_le_bytes(b[96..104].try_into().unwrap()) as usize;
+        let sum = xxhash_rust::xxh3::xxh3_64(&b[128..128 + h]);
+        b[104..112].copy_from_slice(&sum.to_le_bytes());
+        reseal_header(&mut b);
+        std::fs::write(&path, &b).unwrap();
+        let report = verify(dir.path(), false);
+        assert!(!report.ok(), "{codec}");
+        let text = format!("{report:?}");
+        assert!(text.contains("level-010.kdb"), "{text}");
+        assert!(
+            text.contains("histogram does not match the values (value 0:"),
+            "{text}"
+        );
+        // Counts that do not add up to the level's positions are refused at open.
+        let mut b = original.clone();
+        b[at0..at0 + 8].copy_from_slice(&(c0 + moved).to_le_bytes());
+        let sum = xxhash_rust::xxh3::xxh3_64(&b[128..128 + h]);
+        b[104..112].copy_from_slice(&sum.to_le_bytes());
+        reseal_header(&mut b);
+        std::fs::write(&path, &b).unwrap();
+        let e = Database::open(dir.path(), &rules()).unwrap_err();
+        assert!(e.to_string().contains("histogram counts"), "{e}");
     }
 }

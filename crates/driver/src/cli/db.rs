@@ -86,7 +86,8 @@ pub struct InfoArgs {
     /// Database directory (default data/db/<rules>).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Leave out the histogram of values (which decodes every level).
+    /// Leave out the histogram of values (read from each level file; a level written by a
+    /// version before 2 is decoded to count its values).
     #[arg(long)]
     pub no_histogram: bool,
     /// Print JSON instead of text.

@@ -447,7 +447,12 @@ pub(crate) fn encode_level(
         .collect();
     Ok(EncodedLevel {
         level,
-        prefix: format::encode_prefix(header, &model.unwrap_or_default(), &entries),
+        prefix: format::encode_prefix(
+            header,
+            &format::histogram(values, level),
+            &model.unwrap_or_default(),
+            &entries,
+        ),
         blocks,
     })
 }

@@ -3,7 +3,7 @@
 //! ```text
 //! offset  size  field
 //!      0     8  magic "KALAHLVL"
-//!      8     4  format version (1)
+//!      8     4  format version (2; version 1 files, without a histogram, are read too)
 //!     12     4  header length (128)
 //!     16     1  houses per side
 //!     17     1  capture code     (Capture::code)
@@ -16,14 +16,18 @@
 //!     37     1  codec level (zstd level used, rans scale bits; informative; 0 for stored)
 //!     38     2  reserved, zero
 //!     40     8  block count
-//!     48     8  table offset (128 + model length)
+//!     48     8  table offset (128 + histogram length + model length)
 //!     56     8  data offset (table offset + 16 * block count)
 //!     64     8  file length
 //!     72     8  xxh3-64 of the block table
 //!     80     8  model length (rans, grid: > 0; other codecs: 0)
 //!     88     8  xxh3-64 of the model (0 without one)
-//!     96    24  reserved, zero
+//!     96     8  histogram length (8 * (2 * level + 1); version 1: 0)
+//!    104     8  xxh3-64 of the histogram (version 1: 0)
+//!    112     8  reserved, zero
 //!    120     8  xxh3-64 of bytes 0..120
+//! histogram: the number of positions of each value -level..=level (u64 each), checked at open
+//!        (checksum, sum) and against the decoded values whenever a whole level is decoded
 //! model: rans and grid only, the level's frequency tables (`rans::Model::to_bytes`,
 //!        `grid::GridModel::to_bytes`)
 //! table: block count entries of 16 bytes: end offset of the block (u64, from the file start),
@@ -43,7 +47,11 @@ use super::rans::Model;
 use super::{Codec, DbError};
 
 pub(crate) const MAGIC: &[u8; 8] = b"KALAHLVL";
-pub(crate) const VERSION: u32 = 1;
+/// The format version written.
+pub(crate) const VERSION: u32 = 2;
+/// The oldest format version read: version 1 files have no histogram (`kalah db info` then
+/// decodes the level to count its values).
+pub(crate) const OLDEST_VERSION: u32 = 1;
 pub(crate) const HEADER_LEN: usize = 128;
 pub(crate) const ENTRY_LEN: usize = 16;
 pub(crate) const CODEC_STORED: u8 = 0;
@@ -77,6 +85,7 @@ pub(crate) fn level_path(dir: &Path, level: u32) -> PathBuf {
 /// The header fields of a level file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Header {
+    pub version: u32,
     pub houses: u8,
     pub capture: u8,
     pub leftover: u8,
@@ -94,6 +103,9 @@ pub(crate) struct Header {
     /// Bytes of the model (rans), which lies between the header and the table.
     pub model_len: u64,
     pub model_checksum: u64,
+    /// Bytes of the histogram (0 in version 1), which lies between the header and the model.
+    pub hist_len: u64,
+    pub hist_checksum: u64,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -114,6 +126,7 @@ impl Header {
         };
         let block_count = positions.div_ceil(block_size as u64);
         Header {
+            version: VERSION,
             houses: rules.houses as u8,
             capture: rules.capture.code(),
             leftover: rules.leftover.code(),
@@ -130,13 +143,15 @@ impl Header {
             table_checksum: 0,
             model_len: 0,
             model_checksum: 0,
+            hist_len: 0,
+            hist_checksum: 0,
         }
     }
 
     pub(crate) fn encode(&self) -> [u8; HEADER_LEN] {
         let mut b = [0u8; HEADER_LEN];
         b[0..8].copy_from_slice(MAGIC);
-        b[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        b[8..12].copy_from_slice(&self.version.to_le_bytes());
         b[12..16].copy_from_slice(&(HEADER_LEN as u32).to_le_bytes());
         b[16] = self.houses;
         b[17] = self.capture;
@@ -154,6 +169,8 @@ impl Header {
         b[72..80].copy_from_slice(&self.table_checksum.to_le_bytes());
         b[80..88].copy_from_slice(&self.model_len.to_le_bytes());
         b[88..96].copy_from_slice(&self.model_checksum.to_le_bytes());
+        b[96..104].copy_from_slice(&self.hist_len.to_le_bytes());
+        b[104..112].copy_from_slice(&self.hist_checksum.to_le_bytes());
         let sum = xxh3_64(&b[..120]);
         b[120..128].copy_from_slice(&sum.to_le_bytes());
         b
@@ -185,7 +202,7 @@ impl Header {
                 "header checksum mismatch (stored {stored:016x}, computed {actual:016x})"
             )));
         }
-        if version != VERSION {
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
             return Err(DbError::Version {
                 path: path.to_path_buf(),
                 found: version,
@@ -195,10 +212,16 @@ impl Header {
         if u32_at(bytes, 12) as usize != HEADER_LEN {
             return Err(corrupt("bad header length".into()));
         }
-        if bytes[38..40].iter().chain(&bytes[96..120]).any(|&x| x != 0) {
+        let reserved = if version == 1 { 96 } else { 112 };
+        if bytes[38..40]
+            .iter()
+            .chain(&bytes[reserved..120])
+            .any(|&x| x != 0)
+        {
             return Err(corrupt("reserved header bytes are not zero".into()));
         }
         let h = Header {
+            version,
             houses: bytes[16],
             capture: bytes[17],
             leftover: bytes[18],
@@ -215,6 +238,8 @@ impl Header {
             table_checksum: u64_at(bytes, 72),
             model_len: u64_at(bytes, 80),
             model_checksum: u64_at(bytes, 88),
+            hist_len: u64_at(bytes, 96),
+            hist_checksum: u64_at(bytes, 104),
         };
         if Codec::from_code(h.codec).is_none() {
             return Err(corrupt(format!("unknown codec {}", h.codec)));
@@ -249,7 +274,13 @@ impl Header {
                 h.model_len, h.codec
             )));
         }
-        if h.table_offset != HEADER_LEN as u64 + h.model_len
+        if h.version >= 2 && (h.level > 127 || h.hist_len != hist_entries(h.level) as u64 * 8) {
+            return Err(corrupt(format!(
+                "histogram of {} bytes for level {}",
+                h.hist_len, h.level
+            )));
+        }
+        if h.table_offset != h.model_offset() + h.model_len
             || Some(h.data_offset)
                 != h.block_count
                     .checked_mul(ENTRY_LEN as u64)
@@ -267,6 +298,25 @@ impl Header {
         if h.data_offset > h.file_len {
             return Err(corrupt("block table runs past the end of the file".into()));
         }
+        if h.hist_len > 0 {
+            let hist = &bytes[HEADER_LEN..h.model_offset() as usize];
+            let actual = xxh3_64(hist);
+            if actual != h.hist_checksum {
+                return Err(corrupt(format!(
+                    "histogram checksum mismatch (stored {:016x}, computed {actual:016x})",
+                    h.hist_checksum
+                )));
+            }
+            let total = hist
+                .chunks_exact(8)
+                .try_fold(0u64, |t, c| t.checked_add(u64_at(c, 0)));
+            if total != Some(h.positions) {
+                return Err(corrupt(format!(
+                    "histogram counts {total:?} positions, the level has {}",
+                    h.positions
+                )));
+            }
+        }
         // Stored blocks hold one byte per position, back to back: the layout fixes the length.
         if h.codec == CODEC_STORED && h.file_len - h.data_offset != h.positions {
             return Err(corrupt(format!(
@@ -276,6 +326,22 @@ impl Header {
             )));
         }
         Ok(h)
+    }
+
+    /// Where the model starts: after the header and the histogram.
+    pub(crate) fn model_offset(&self) -> u64 {
+        HEADER_LEN as u64 + self.hist_len
+    }
+
+    /// The stored histogram (entry `v + level` counts value `v`), checked by
+    /// [`Header::decode`]; `None` in a version 1 file.
+    pub(crate) fn histogram(&self, bytes: &[u8]) -> Option<Vec<u64>> {
+        (self.hist_len > 0).then(|| {
+            bytes[HEADER_LEN..self.model_offset() as usize]
+                .chunks_exact(8)
+                .map(|c| u64_at(c, 0))
+                .collect()
+        })
     }
 
     /// The rules stored in the header, if the codes are valid.
@@ -410,12 +476,51 @@ pub(crate) fn to_bytes(values: &[i8]) -> Vec<u8> {
     values.iter().map(|&v| v as u8).collect()
 }
 
-/// Encodes the header, model (rans; empty otherwise) and block table of a level file whose
-/// blocks have these lengths and checksums, in order; the blocks follow it back to back.
-pub(crate) fn encode_prefix(mut header: Header, model: &[u8], blocks: &[(u64, u64)]) -> Vec<u8> {
+/// Entries of the histogram of level `level`: values `-level..=level`.
+pub(crate) fn hist_entries(level: u32) -> usize {
+    2 * level as usize + 1
+}
+
+/// The histogram of some values of level `level` (entry `v + level` counts value `v`; values
+/// must lie in `[-level, level]`).
+pub(crate) fn histogram(values: &[i8], level: u32) -> Vec<u64> {
+    use rayon::prelude::*;
+    let counts = values
+        .par_chunks(1 << 20)
+        .map(|c| {
+            let mut h = [0u64; 256];
+            for &v in c {
+                h[v as u8 as usize] += 1;
+            }
+            h
+        })
+        .reduce(
+            || [0u64; 256],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                a
+            },
+        );
+    let l = level.min(127) as i32;
+    (-l..=l).map(|v| counts[v as i8 as u8 as usize]).collect()
+}
+
+/// Encodes the header, histogram (of [`hist_entries`] counts; empty for a version 1 file, for
+/// tests), model (rans and grid; empty otherwise) and block table of a level file whose blocks
+/// have these lengths and checksums, in order; the blocks follow it back to back.
+pub(crate) fn encode_prefix(
+    mut header: Header,
+    hist: &[u64],
+    model: &[u8],
+    blocks: &[(u64, u64)],
+) -> Vec<u8> {
+    let hist: Vec<u8> = hist.iter().flat_map(|c| c.to_le_bytes()).collect();
+    header.version = if hist.is_empty() { 1 } else { VERSION };
+    header.hist_len = hist.len() as u64;
+    header.hist_checksum = if hist.is_empty() { 0 } else { xxh3_64(&hist) };
     header.model_len = model.len() as u64;
     header.model_checksum = if model.is_empty() { 0 } else { xxh3_64(model) };
-    header.table_offset = HEADER_LEN as u64 + header.model_len;
+    header.table_offset = header.model_offset() + header.model_len;
     header.data_offset = header.table_offset + ENTRY_LEN as u64 * header.block_count;
     let mut table = Vec::with_capacity(blocks.len() * ENTRY_LEN);
     let mut end = header.data_offset;
@@ -426,8 +531,9 @@ pub(crate) fn encode_prefix(mut header: Header, model: &[u8], blocks: &[(u64, u6
     }
     header.file_len = end;
     header.table_checksum = xxh3_64(&table);
-    let mut out = Vec::with_capacity(HEADER_LEN + model.len() + table.len());
+    let mut out = Vec::with_capacity(HEADER_LEN + hist.len() + model.len() + table.len());
     out.extend_from_slice(&header.encode());
+    out.extend_from_slice(&hist);
     out.extend_from_slice(model);
     out.extend_from_slice(&table);
     out
@@ -601,7 +707,7 @@ pub(crate) fn decode_model(
         path: path.to_path_buf(),
         what,
     };
-    let model = &bytes[HEADER_LEN..header.table_offset as usize];
+    let model = &bytes[header.model_offset() as usize..header.table_offset as usize];
     let actual = xxh3_64(model);
     if actual != header.model_checksum {
         return Err(corrupt(format!(

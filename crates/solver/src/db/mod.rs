@@ -179,7 +179,7 @@ pub enum DbError {
         path: PathBuf,
         /// The version in the file.
         found: u32,
-        /// The version this program reads.
+        /// The newest version this program reads (it reads every version from 1 up).
         supported: u32,
     },
     /// A level file built for other rules or another number of houses.
@@ -237,8 +237,9 @@ impl fmt::Display for DbError {
                 supported,
             } => write!(
                 f,
-                "{}: format version {found}, this program reads version {supported}",
-                path.display()
+                "{}: format version {found}, this program reads versions {} to {supported}",
+                path.display(),
+                format::OLDEST_VERSION
             ),
             DbError::WrongRules {
                 path,
@@ -1131,7 +1132,8 @@ impl Database {
     }
 
     /// The number of boards of each value in level `level`: entry `v + level` counts value `v`.
-    /// Decompresses (and checks) the whole level.
+    /// Read from the file (format version 2), or for a version 1 file, counted by decompressing
+    /// (and checking) the whole level.
     pub fn histogram(&self, level: u32) -> Result<Vec<u64>, DbError> {
         let f = self
             .levels
@@ -1140,12 +1142,7 @@ impl Database {
                 path: format::level_path(&self.dir, level),
                 what: format!("level {level} is not in the database"),
             })?;
-        let values = f.read_all()?;
-        let mut h = vec![0u64; 2 * level as usize + 1];
-        for &v in values.iter() {
-            h[(v as i32 + level as i32) as usize] += 1;
-        }
-        Ok(h)
+        f.histogram()
     }
 
     /// The board of index `index` in level `level` (the numbering of the files), if in range.

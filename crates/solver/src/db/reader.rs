@@ -266,14 +266,24 @@ impl LevelFile {
     /// Decompresses the whole level (every block checked) into memory, in index order.
     pub(crate) fn read_all(&self) -> Result<Values, DbError> {
         let mut out = self.buffer()?;
-        self.read_blocks(out.as_atomic())?;
+        self.read_blocks(Some(out.as_atomic()))?;
         Ok(out)
     }
 
-    /// Checks every block (checksum, decoding, values in range) and keeps nothing: what
-    /// [`LevelFile::read_all`] checks, without a level's worth of memory.
+    /// Checks every block (checksum, decoding, values in range, the histogram) and keeps
+    /// nothing: what [`LevelFile::read_all`] checks, without a level's worth of memory.
     pub(crate) fn check_all(&self) -> Result<(), DbError> {
-        self.for_each_block(|_, _| {})
+        self.read_blocks(None).map(drop)
+    }
+
+    /// The number of positions of each value (entry `v + level` counts value `v`): the
+    /// histogram stored in the file (checked at open), or for a version 1 file, counted by
+    /// decoding the level.
+    pub(crate) fn histogram(&self) -> Result<Vec<u64>, DbError> {
+        match self.header.histogram(&self.map) {
+            Some(h) => Ok(h),
+            None => self.read_blocks(None),
+        }
     }
 
     /// A zeroed array of the level's size.
@@ -287,24 +297,66 @@ impl LevelFile {
     /// Decompresses the whole level (every block checked) into `out`, one byte per position
     /// (the `i8` value's bits), in index order; `out` must hold exactly the level's positions.
     pub(crate) fn read_into(&self, out: &mut [u8]) -> Result<(), DbError> {
-        self.read_blocks(atomic_bytes(out))
+        self.read_blocks(Some(atomic_bytes(out))).map(drop)
     }
 
-    /// Reads every block (each checked) in parallel into `out`, which holds exactly the
-    /// level's positions, each value at its index: grid blocks, whose order is their own, row
-    /// part by row part (see [`super::grid::Layout::write`]), no copy of the level made.
-    fn read_blocks(&self, out: &[AtomicI8]) -> Result<(), DbError> {
-        assert_eq!(out.len() as u64, self.header.positions);
-        if let Some(LevelModel::Grid(model)) = self.model()? {
-            let layout = model.layout();
-            let rows = layout.rows();
-            return self.for_each_block(|first, vals| layout.write(&rows, first as u64, vals, out));
-        }
-        self.for_each_block(|first, vals| {
-            for (d, &v) in out[first..first + vals.len()].iter().zip(vals) {
-                d.store(v, Relaxed);
+    /// Reads every block (each checked) in parallel, into `out` if given, which holds exactly
+    /// the level's positions, each value at its index: grid blocks, whose order is their own,
+    /// row part by row part (see [`super::grid::Layout::write`]), no copy of the level made.
+    /// Returns the histogram of the values, which must be the one stored in the file (if any).
+    fn read_blocks(&self, out: Option<&[AtomicI8]>) -> Result<Vec<u64>, DbError> {
+        let counts: Vec<AtomicU64> = (0..256).map(|_| AtomicU64::new(0)).collect();
+        let count = |vals: &[i8]| {
+            let mut h = [0u64; 256];
+            for &v in vals {
+                h[v as u8 as usize] += 1;
             }
-        })
+            for (c, x) in counts.iter().zip(h) {
+                if x > 0 {
+                    c.fetch_add(x, Relaxed);
+                }
+            }
+        };
+        match (out, self.model()?) {
+            (None, _) => self.for_each_block(|_, vals| count(vals))?,
+            (Some(out), Some(LevelModel::Grid(model))) => {
+                assert_eq!(out.len() as u64, self.header.positions);
+                let layout = model.layout();
+                let rows = layout.rows();
+                self.for_each_block(|first, vals| {
+                    count(vals);
+                    layout.write(&rows, first as u64, vals, out)
+                })?
+            }
+            (Some(out), _) => {
+                assert_eq!(out.len() as u64, self.header.positions);
+                self.for_each_block(|first, vals| {
+                    count(vals);
+                    for (d, &v) in out[first..first + vals.len()].iter().zip(vals) {
+                        d.store(v, Relaxed);
+                    }
+                })?
+            }
+        }
+        // Every value is in range (checked block by block).
+        let l = self.header.level.min(127) as i32;
+        let found: Vec<u64> = (-l..=l)
+            .map(|v| counts[v as i8 as u8 as usize].load(Relaxed))
+            .collect();
+        if let Some(stored) = self.header.histogram(&self.map) {
+            if stored != found {
+                let v = (-l..=l)
+                    .zip(stored.iter().zip(&found))
+                    .find(|(_, (a, b))| a != b)
+                    .map(|(v, (a, b))| format!("value {v}: {a} stored, {b} found"))
+                    .unwrap_or_default();
+                return Err(DbError::Corrupt {
+                    path: self.path.clone(),
+                    what: format!("the histogram does not match the values ({v})"),
+                });
+            }
+        }
+        Ok(found)
     }
 
     /// Decodes every block (each checked), in parallel, and gives each to `f` with the place
