@@ -481,28 +481,34 @@ pub(crate) fn hist_entries(level: u32) -> usize {
     2 * level as usize + 1
 }
 
+/// How many of `values` have each bit pattern (entry `v as u8` counts `v`).
+pub(crate) fn count_values(values: &[i8]) -> [u64; 256] {
+    let mut h = [0u64; 256];
+    for &v in values {
+        h[v as u8 as usize] += 1;
+    }
+    h
+}
+
+/// The histogram of level `level` (entry `v + level` counts value `v`) from the counts of
+/// [`count_values`] (values outside `[-level, level]` are not in it).
+pub(crate) fn level_histogram(counts: &[u64; 256], level: u32) -> Vec<u64> {
+    let l = level.min(127) as i32;
+    (-l..=l).map(|v| counts[v as i8 as u8 as usize]).collect()
+}
+
 /// The histogram of some values of level `level` (entry `v + level` counts value `v`; values
 /// must lie in `[-level, level]`).
 pub(crate) fn histogram(values: &[i8], level: u32) -> Vec<u64> {
     use rayon::prelude::*;
-    let counts = values
-        .par_chunks(1 << 20)
-        .map(|c| {
-            let mut h = [0u64; 256];
-            for &v in c {
-                h[v as u8 as usize] += 1;
-            }
-            h
-        })
-        .reduce(
-            || [0u64; 256],
-            |mut a, b| {
-                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                a
-            },
-        );
-    let l = level.min(127) as i32;
-    (-l..=l).map(|v| counts[v as i8 as u8 as usize]).collect()
+    let counts = values.par_chunks(1 << 20).map(count_values).reduce(
+        || [0u64; 256],
+        |mut a, b| {
+            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+            a
+        },
+    );
+    level_histogram(&counts, level)
 }
 
 /// Encodes the header, histogram (of [`hist_entries`] counts; empty for a version 1 file, for

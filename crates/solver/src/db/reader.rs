@@ -307,20 +307,18 @@ impl LevelFile {
     fn read_blocks(&self, out: Option<&[AtomicI8]>) -> Result<Vec<u64>, DbError> {
         let counts: Vec<AtomicU64> = (0..256).map(|_| AtomicU64::new(0)).collect();
         let count = |vals: &[i8]| {
-            let mut h = [0u64; 256];
-            for &v in vals {
-                h[v as u8 as usize] += 1;
-            }
-            for (c, x) in counts.iter().zip(h) {
+            for (c, x) in counts.iter().zip(format::count_values(vals)) {
                 if x > 0 {
                     c.fetch_add(x, Relaxed);
                 }
             }
         };
+        if let Some(out) = out {
+            assert_eq!(out.len() as u64, self.header.positions);
+        }
         match (out, self.model()?) {
             (None, _) => self.for_each_block(|_, vals| count(vals))?,
             (Some(out), Some(LevelModel::Grid(model))) => {
-                assert_eq!(out.len() as u64, self.header.positions);
                 let layout = model.layout();
                 let rows = layout.rows();
                 self.for_each_block(|first, vals| {
@@ -328,23 +326,19 @@ impl LevelFile {
                     layout.write(&rows, first as u64, vals, out)
                 })?
             }
-            (Some(out), _) => {
-                assert_eq!(out.len() as u64, self.header.positions);
-                self.for_each_block(|first, vals| {
-                    count(vals);
-                    for (d, &v) in out[first..first + vals.len()].iter().zip(vals) {
-                        d.store(v, Relaxed);
-                    }
-                })?
-            }
+            (Some(out), _) => self.for_each_block(|first, vals| {
+                count(vals);
+                for (d, &v) in out[first..first + vals.len()].iter().zip(vals) {
+                    d.store(v, Relaxed);
+                }
+            })?,
         }
         // Every value is in range (checked block by block).
-        let l = self.header.level.min(127) as i32;
-        let found: Vec<u64> = (-l..=l)
-            .map(|v| counts[v as i8 as u8 as usize].load(Relaxed))
-            .collect();
+        let counts: [u64; 256] = std::array::from_fn(|b| counts[b].load(Relaxed));
+        let found = format::level_histogram(&counts, self.header.level);
         if let Some(stored) = self.header.histogram(&self.map) {
             if stored != found {
+                let l = self.header.level.min(127) as i32;
                 let v = (-l..=l)
                     .zip(stored.iter().zip(&found))
                     .find(|(_, (a, b))| a != b)
