@@ -660,13 +660,23 @@ fn model_levels_give_the_same_values_and_reject_bad_models_in(codec: Codec) {
     // The model follows the header and the histogram.
     let m0 = 128 + u64_at(&original, 96) as usize;
     let good = values(&zdb, STORED_TOP);
-    for (what, at, delta) in [
-        ("scale", m0, 1u8),
-        ("bound", m0 + 1, 1),
-        ("frequency", m0 + model_len - 2, 1),
+    // rans: the last table's last frequency, one more. grid: the level's table (the first,
+    // after the 8-byte head and its 3-byte context) with no symbols in its bitmap.
+    let table: Vec<(usize, u8)> = if codec == Codec::Grid {
+        vec![(m0 + 11, 0), (m0 + 12, 0), (m0 + 13, 0)]
+    } else {
+        let at = m0 + model_len - 2;
+        vec![(at, original[at].wrapping_add(1))]
+    };
+    for (what, changes) in [
+        ("scale", vec![(m0, original[m0] + 1)]),
+        ("bound", vec![(m0 + 1, original[m0 + 1] + 1)]),
+        ("table", table),
     ] {
         let mut bytes = original.clone();
-        bytes[at] = bytes[at].wrapping_add(delta);
+        for (at, b) in changes {
+            bytes[at] = b;
+        }
         let sum = xxhash_rust::xxh3::xxh3_64(&bytes[m0..m0 + model_len]);
         bytes[88..96].copy_from_slice(&sum.to_le_bytes());
         reseal_header(&mut bytes);
@@ -687,7 +697,8 @@ fn model_levels_give_the_same_values_and_reject_bad_models_in(codec: Codec) {
     }
 }
 
-/// Rewrites a version 2 level file as version 1 wrote it: no histogram (every offset after
+/// Rewrites a level file of version 2 or 3 (not grid: its model changed in version 3) as
+/// version 1 wrote it: no histogram (every offset after
 /// it moved back), header bytes 96..112 zero.
 fn as_version_1(v2: &[u8]) -> Vec<u8> {
     let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
@@ -714,7 +725,9 @@ fn as_version_1(v2: &[u8]) -> Vec<u8> {
 
 #[test]
 fn version_1_files_are_read_and_newer_versions_refused() {
-    for codec in [Codec::Grid, Codec::Zstd, Codec::Stored] {
+    // (Grid models are written more compactly since version 3: the grid files of versions 1
+    // and 2 are golden files, read by `grid_files_of_versions_1_and_2_are_read`.)
+    for codec in [Codec::Rans, Codec::Zstd, Codec::Stored] {
         let good_dir = tempfile::tempdir().unwrap();
         build_codec(good_dir.path(), TOP, codec);
         let good_db = Database::open(good_dir.path(), &rules()).unwrap();
@@ -741,8 +754,8 @@ fn version_1_files_are_read_and_newer_versions_refused() {
         assert!(report.built.is_empty(), "{codec}: {report:?}");
         assert_eq!(std::fs::read(&path).unwrap(), as_version_1(&original));
 
-        // Version 3 (or 0) is refused with a version error naming the file.
-        for version in [0u32, 3] {
+        // Version 4 (or 0) is refused with a version error naming the file.
+        for version in [0u32, 4] {
             let mut b = original.clone();
             b[8..12].copy_from_slice(&version.to_le_bytes());
             reseal_header(&mut b);
@@ -750,7 +763,7 @@ fn version_1_files_are_read_and_newer_versions_refused() {
             let e = Database::open(dir.path(), &rules()).unwrap_err();
             assert!(matches!(e, DbError::Version { .. }), "{e}");
             assert!(e.to_string().contains("level-010.kdb"), "{e}");
-            assert!(e.to_string().contains("versions 1 to 2"), "{e}");
+            assert!(e.to_string().contains("versions 1 to 3"), "{e}");
         }
 
         // A histogram with a valid checksum that does not count the values: the open and the
@@ -785,5 +798,53 @@ fn version_1_files_are_read_and_newer_versions_refused() {
         std::fs::write(&path, &b).unwrap();
         let e = Database::open(dir.path(), &rules()).unwrap_err();
         assert!(e.to_string().contains("histogram counts"), "{e}");
+    }
+}
+
+/// Levels 0..=8 of 4 houses (standard rules) in the grid codec, as the writers of format
+/// versions 1 and 2 left them (`tests/golden/grid-v1-h4`, `grid-v2-h4`).
+const GOLDEN_TOP: u32 = 8;
+
+#[test]
+fn grid_files_of_versions_1_and_2_are_read() {
+    let fresh = tempfile::tempdir().unwrap();
+    build_codec(fresh.path(), GOLDEN_TOP, Codec::Grid);
+    let fresh_db = Database::open(fresh.path(), &rules()).unwrap();
+    let version =
+        |path: &Path| u32::from_le_bytes(std::fs::read(path).unwrap()[8..12].try_into().unwrap());
+    assert_eq!(version(&db::level_path(fresh.path(), GOLDEN_TOP)), 3);
+    for (v, name) in [(1, "grid-v1-h4"), (2, "grid-v2-h4")] {
+        let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/golden")
+            .join(name);
+        let dir = tempfile::tempdir().unwrap();
+        for l in 0..=GOLDEN_TOP {
+            let path = db::level_path(dir.path(), l);
+            std::fs::copy(db::level_path(&golden, l), &path).unwrap();
+            assert_eq!(version(&path), v, "{name}");
+        }
+        let db = Database::open(dir.path(), &rules()).unwrap();
+        assert_eq!(db.max_seeds(), GOLDEN_TOP);
+        assert!(db.levels().iter().all(|i| i.codec == Codec::Grid), "{name}");
+        for l in 0..=GOLDEN_TOP {
+            assert_eq!(values(&db, l), values(&fresh_db, l), "{name} level {l}");
+            assert_eq!(db.histogram(l).unwrap(), fresh_db.histogram(l).unwrap());
+        }
+        assert!(verify(dir.path(), true).ok(), "{name}");
+        // A build keeps them as they are and writes the next level in the current version.
+        let before = files(dir.path(), GOLDEN_TOP);
+        let report = build_codec(dir.path(), GOLDEN_TOP + 1, Codec::Grid);
+        assert_eq!(report.built, vec![GOLDEN_TOP + 1], "{name}");
+        assert_eq!(files(dir.path(), GOLDEN_TOP), before, "{name}");
+        assert_eq!(version(&db::level_path(dir.path(), GOLDEN_TOP + 1)), 3);
+        // Converted into a new directory, they become the current version's files, byte for
+        // byte what a build writes.
+        let out = tempfile::tempdir().unwrap();
+        convert(dir.path(), out.path(), Codec::Grid);
+        assert_eq!(
+            files(out.path(), GOLDEN_TOP),
+            files(fresh.path(), GOLDEN_TOP),
+            "{name}"
+        );
     }
 }

@@ -3,7 +3,8 @@
 //! ```text
 //! offset  size  field
 //!      0     8  magic "KALAHLVL"
-//!      8     4  format version (2; version 1 files, without a histogram, are read too)
+//!      8     4  format version (3; versions 1, without a histogram, and 2, with the grid
+//!                 model in a wider form, are read too)
 //!     12     4  header length (128)
 //!     16     1  houses per side
 //!     17     1  capture code     (Capture::code)
@@ -48,9 +49,10 @@ use super::{Codec, DbError};
 
 pub(crate) const MAGIC: &[u8; 8] = b"KALAHLVL";
 /// The format version written.
-pub(crate) const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 3;
 /// The oldest format version read: version 1 files have no histogram (`kalah db info` then
-/// decodes the level to count its values).
+/// decodes the level to count its values); versions 1 and 2 write the grid model wider
+/// (`GridModel::to_bytes_v2`).
 pub(crate) const OLDEST_VERSION: u32 = 1;
 pub(crate) const HEADER_LEN: usize = 128;
 pub(crate) const ENTRY_LEN: usize = 16;
@@ -511,8 +513,8 @@ pub(crate) fn histogram(values: &[i8], level: u32) -> Vec<u64> {
     level_histogram(&counts, level)
 }
 
-/// Encodes the header, histogram (of [`hist_entries`] counts; empty for a version 1 file, for
-/// tests), model (rans and grid; empty otherwise) and block table of a level file whose blocks
+/// Encodes the header (of the current [`VERSION`]), histogram (of [`hist_entries`] counts),
+/// model (rans and grid; empty otherwise) and block table of a level file whose blocks
 /// have these lengths and checksums, in order; the blocks follow it back to back.
 pub(crate) fn encode_prefix(
     mut header: Header,
@@ -521,9 +523,10 @@ pub(crate) fn encode_prefix(
     blocks: &[(u64, u64)],
 ) -> Vec<u8> {
     let hist: Vec<u8> = hist.iter().flat_map(|c| c.to_le_bytes()).collect();
-    header.version = if hist.is_empty() { 1 } else { VERSION };
+    debug_assert!(!hist.is_empty());
+    header.version = VERSION;
     header.hist_len = hist.len() as u64;
-    header.hist_checksum = if hist.is_empty() { 0 } else { xxh3_64(&hist) };
+    header.hist_checksum = xxh3_64(&hist);
     header.model_len = model.len() as u64;
     header.model_checksum = if model.is_empty() { 0 } else { xxh3_64(model) };
     header.table_offset = header.model_offset() + header.model_len;
@@ -722,7 +725,8 @@ pub(crate) fn decode_model(
         )));
     }
     let parsed = if header.codec == CODEC_GRID {
-        GridModel::from_bytes(model, header.houses as usize, header.level).map(LevelModel::Grid)
+        GridModel::from_bytes(model, header.houses as usize, header.level, header.version)
+            .map(LevelModel::Grid)
     } else {
         Model::from_bytes(model, lim(header)).map(LevelModel::Rans)
     };

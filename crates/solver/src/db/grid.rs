@@ -414,6 +414,71 @@ const PRUNE: f64 = 1.0;
 /// Shapes of the neighbours of a value: the terms of its context besides `L` and `U`.
 const SHAPES: usize = 576;
 
+/// Bytes of the bitmap of a table's symbols in a serialised model of level `s` (symbols
+/// `0..=s + 1`).
+fn bitmap_len(s: u32) -> usize {
+    (s as usize + 2).div_ceil(8)
+}
+
+/// Appends `x` (below `1 << 21`) as a LEB128 varint.
+fn put_varint(out: &mut Vec<u8>, mut x: u32) {
+    debug_assert!(x < 1 << 21);
+    while x >= 0x80 {
+        out.push(x as u8 | 0x80);
+        x >>= 7;
+    }
+    out.push(x as u8);
+}
+
+/// Bytes of `x` as a varint.
+fn varint_len(x: u64) -> usize {
+    match x {
+        0..0x80 => 1,
+        0x80..0x4000 => 2,
+        _ => 3,
+    }
+}
+
+/// The symbols of one table of a compact model ([`GridModel::to_bytes`]): the bitmap, then the
+/// frequencies, checked (symbols at most `top`, at least one, frequencies at least 1 summing
+/// to the scale).
+fn compact_symbols(
+    r: &mut ModelReader<'_>,
+    ctx: u32,
+    top: u32,
+    bitmap: usize,
+) -> Result<Vec<(u8, u16)>, String> {
+    let bits = r.take(bitmap, "symbols")?;
+    let present: Vec<u8> = (0..8 * bitmap as u32)
+        .filter(|&x| bits[x as usize / 8] >> (x % 8) & 1 == 1)
+        .map(|x| x as u8)
+        .collect();
+    match present.last() {
+        None => return Err(format!("model context {ctx} has no symbols")),
+        Some(&x) if x as u32 > top => {
+            return Err(format!("model context {ctx}: symbol {x} out of range"))
+        }
+        Some(_) => {}
+    }
+    let mut syms = Vec::with_capacity(present.len());
+    let mut sum = 0u32;
+    for &x in &present[..present.len() - 1] {
+        let f = r.varint("frequency")?;
+        if f == 0 {
+            return Err(format!("model context {ctx}: symbol {x} has frequency 0"));
+        }
+        sum += f;
+        if sum >= SCALE {
+            return Err(format!(
+                "model context {ctx}: frequencies reach {sum}, the scale is {SCALE}"
+            ));
+        }
+        syms.push((x, f as u16));
+    }
+    syms.push((*present.last().expect("checked"), (SCALE - sum) as u16));
+    Ok(syms)
+}
+
 /// Contexts of a level whose symbols (with the missing one) number `k`.
 fn contexts(k: usize) -> usize {
     SHAPES * k * k
@@ -448,13 +513,31 @@ fn depth(ctx: usize, kk: usize) -> usize {
     d
 }
 
+/// About the bytes of the table of a context counted `row` (`total` in all) in a serialised
+/// model ([`GridModel::to_bytes`]): its context, bitmap, and a frequency per symbol seen
+/// (the escape's stands in for the one left out).
+fn table_bytes(row: &[u64; SYMS], total: u64, bitmap: usize) -> usize {
+    let f = |c: u64| (c << SCALE_BITS) / total.max(1);
+    3 + bitmap
+        + row
+            .iter()
+            .filter(|&&c| c > 0)
+            .map(|&c| varint_len(f(c)))
+            .sum::<usize>()
+}
+
 /// Gives up the tables of the contexts that cost more in the model than they save in the
-/// data: their counts move to their parent's (see [`parent`]). A table costs about `5 + 3 n`
-/// bytes for `n` symbols; coding a context's `c` values with its parent's frequencies costs
+/// data: their counts move to their parent's (see [`parent`]). A table costs what
+/// [`table_bytes`] says; coding a context's `c` values with its parent's frequencies costs
 /// `c` times the Kullback-Leibler divergence more bits. Children are weighed against their
 /// parent with all its children's counts; the children first, then the parents. The counts
 /// stand for `weight` times as many values (a sample).
-fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>, kk: usize, weight: f64) {
+fn prune(
+    counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>,
+    kk: usize,
+    weight: f64,
+    bitmap: usize,
+) {
     for round in (1..=3).rev() {
         // The deepest contexts first.
         let children: Vec<usize> = counts
@@ -480,14 +563,12 @@ fn prune(counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>, kk: usize,
             let fam = &family[&parent(ctx, kk)];
             let total: u64 = fam.iter().sum();
             let mut bits = 0f64;
-            let mut n = 0;
             for (&x, &y) in row.iter().zip(fam) {
                 if x > 0 {
-                    n += 1;
                     bits += x as f64 * ((x as f64 / c as f64) / (y as f64 / total as f64)).log2();
                 }
             }
-            if weight * bits / 8.0 < PRUNE * (5 + 3 * n) as f64 {
+            if weight * bits / 8.0 < PRUNE * table_bytes(&row, c, bitmap) as f64 {
                 counts.remove(&ctx);
                 let p = counts.entry(parent(ctx, kk)).or_insert([0; SYMS]);
                 for (p, &x) in p.iter_mut().zip(&row) {
@@ -654,7 +735,7 @@ impl GridModel {
             *g += 1;
         }
         // Counts of a sample stand for `step` times as many values.
-        prune(&mut counts, k * k, step as f64);
+        prune(&mut counts, k * k, step as f64, bitmap_len(s));
         let mut tables = vec![(keys as u32, normalize(&global, SCALE_BITS))];
         let mut totals = vec![u64::MAX];
         for (&ctx, row) in counts.iter() {
@@ -748,7 +829,7 @@ impl GridModel {
         &self.cums[self.ids.get(ctx).map_or(self.global, |&id| id as usize)]
     }
 
-    /// The serialised model, little-endian:
+    /// The serialised model (format version 3), little-endian:
     ///
     /// ```text
     /// u8   scale bits (12)
@@ -756,20 +837,51 @@ impl GridModel {
     /// u16  strip width (64)
     /// u32  number of tables that follow
     /// per table (the level's first, then the contexts' most used first; each context once):
-    ///   u32  context (below (s + 2)^2 * 576; the level's table: (s + 2)^2 * 576)
-    ///   u8   number of symbols - 1
-    ///   per symbol, in increasing order of symbol:
-    ///     u8   symbol (0..=s, and s + 1 = escape in a context's table)
-    ///     u16  frequency (>= 1; the frequencies of a table sum to 1 << scale bits)
+    ///   varint  context (below (s + 2)^2 * 576; the level's table: (s + 2)^2 * 576)
+    ///   bitmap  the table's symbols: (s + 2 + 7) / 8 bytes, bit x % 8 of byte x / 8 for
+    ///           symbol x (0..=s, and s + 1 = escape in a context's table)
+    ///   varint  the frequency of each of its symbols but the last, in increasing order of
+    ///           symbol (each >= 1); the last one's is 1 << scale bits less their sum (>= 1)
     /// ```
+    ///
+    /// A varint is LEB128: 7 bits a byte, low first, the top bit set on all bytes but the
+    /// last; at most 3 bytes, and no longer than needed. Version 1 and 2 files hold the wider
+    /// form of [`GridModel::to_bytes_v2`].
     ///
     /// A context without a table uses its nearest ancestor's ([`parent`]), or the level's. A
     /// value whose symbol a context's table lacks is coded as the escape in that table, then
     /// as its symbol in the level's.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        let mut out = self.model_head();
+        let bitmap = bitmap_len(self.layout.s);
+        for (ctx, syms) in &self.tables {
+            put_varint(&mut out, *ctx);
+            let mut bits = [0u8; SYMS / 8];
+            for &(s, _) in syms {
+                bits[s as usize / 8] |= 1 << (s % 8);
+            }
+            out.extend_from_slice(&bits[..bitmap]);
+            for &(_, f) in &syms[..syms.len() - 1] {
+                put_varint(&mut out, f as u32);
+            }
+        }
+        out
+    }
+
+    /// The eight bytes that start a serialised model.
+    fn model_head(&self) -> Vec<u8> {
         let mut out = vec![SCALE_BITS as u8, self.layout.s as u8];
         out.extend_from_slice(&(STRIP as u16).to_le_bytes());
         out.extend_from_slice(&(self.tables.len() as u32).to_le_bytes());
+        out
+    }
+
+    /// The model as format versions 1 and 2 wrote it: the fields of [`GridModel::to_bytes`],
+    /// but per table a u32 context, a u8 number of symbols less one, then per symbol a u8
+    /// symbol and a u16 frequency (the last one's too). Kept for the tests of the reader.
+    #[cfg(test)]
+    pub(crate) fn to_bytes_v2(&self) -> Vec<u8> {
+        let mut out = self.model_head();
         for (ctx, syms) in &self.tables {
             out.extend_from_slice(&ctx.to_le_bytes());
             out.push((syms.len() - 1) as u8);
@@ -781,9 +893,14 @@ impl GridModel {
         out
     }
 
-    /// Parses a serialised model of level `s` (boards of `m` houses a side), checking
-    /// everything: malformed input is an error, never a panic.
-    pub(crate) fn from_bytes(bytes: &[u8], m: usize, s: u32) -> Result<GridModel, String> {
+    /// Parses a serialised model of level `s` (boards of `m` houses a side) written by format
+    /// version `version`, checking everything: malformed input is an error, never a panic.
+    pub(crate) fn from_bytes(
+        bytes: &[u8],
+        m: usize,
+        s: u32,
+        version: u32,
+    ) -> Result<GridModel, String> {
         if s > MAX_LEVEL {
             return Err(format!("grid level {s} above {MAX_LEVEL}"));
         }
@@ -811,9 +928,13 @@ impl GridModel {
         // The level's table comes first; the contexts' tables may hold the escape.
         let mut seen = vec![false; keys as usize];
         for t in 0..count {
-            let b = r.take(5, "context")?;
-            let ctx = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
-            let n = b[4] as u32 + 1;
+            let (ctx, n) = if version >= 3 {
+                (r.varint("context")?, None)
+            } else {
+                let b = r.take(5, "context")?;
+                let ctx = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
+                (ctx, Some(b[4] as u32 + 1))
+            };
             let top = if t == 0 {
                 if ctx != keys {
                     return Err(format!(
@@ -827,13 +948,16 @@ impl GridModel {
                 }
                 s + 1
             };
-            if n > top + 1 {
-                return Err(format!(
-                    "model context {ctx} has {n} symbols, at most {}",
-                    top + 1
-                ));
-            }
-            let syms = r.symbols(ctx, n, top, SCALE)?;
+            let syms = match n {
+                Some(n) if n > top + 1 => {
+                    return Err(format!(
+                        "model context {ctx} has {n} symbols, at most {}",
+                        top + 1
+                    ))
+                }
+                Some(n) => r.symbols(ctx, n, top, SCALE)?,
+                None => compact_symbols(&mut r, ctx, top, bitmap_len(s))?,
+            };
             tables.push((ctx, syms));
         }
         r.finish()?;
@@ -1251,8 +1375,14 @@ mod tests {
             let file = layout.gather(&values);
             let model = GridModel::fit(&file, layout).unwrap();
             let bytes = model.to_bytes();
-            let model = GridModel::from_bytes(&bytes, m, s).unwrap();
+            let model = GridModel::from_bytes(&bytes, m, s, 3).unwrap();
             assert_eq!(model.to_bytes(), bytes);
+            // The wider form of format versions 1 and 2 reads as the same model.
+            let old = model.to_bytes_v2();
+            assert!(old.len() > bytes.len());
+            let model = GridModel::from_bytes(&old, m, s, 2).unwrap();
+            assert_eq!(model.to_bytes(), bytes);
+            assert!(GridModel::from_bytes(&old, m, s, 3).is_err());
             for (i, (block, enc)) in file
                 .chunks(BLOCK)
                 .zip(encode_level(&model, &file))
@@ -1316,7 +1446,7 @@ mod tests {
                     }
                 })
                 .collect();
-            let reloaded = GridModel::from_bytes(&sampled.to_bytes(), m, s).unwrap();
+            let reloaded = GridModel::from_bytes(&sampled.to_bytes(), m, s, 3).unwrap();
             for values in [&file, &other] {
                 let enc = encode_level(&sampled, values);
                 for (i, (block, enc)) in values.chunks(BLOCK).zip(&enc).enumerate() {
@@ -1350,28 +1480,29 @@ mod tests {
         .is_err());
         let file = layout.gather(&level_values(2, 4));
         let model = GridModel::fit(&file, layout).unwrap();
-        let good = model.to_bytes();
         let enc = encode_level(&model, &file);
-        assert!(GridModel::from_bytes(&good, 2, 4).is_ok());
-        assert!(GridModel::from_bytes(&good, 2, 5).is_err());
-        assert!(GridModel::from_bytes(&good, 2, 31).is_err());
-        for cut in 0..good.len() {
-            assert!(GridModel::from_bytes(&good[..cut], 2, 4).is_err());
-        }
-        let mut extended = good.clone();
-        extended.push(0);
-        assert!(GridModel::from_bytes(&extended, 2, 4).is_err());
-        for at in 0..good.len() {
-            for x in [1u8, 0x80, 0xff] {
-                let mut bad = good.clone();
-                bad[at] ^= x;
-                // Every change is an error or a model that still decodes safely.
-                if let Ok(m) = GridModel::from_bytes(&bad, 2, 4) {
-                    let mut out = vec![0i8; file.len()];
-                    if m.decode_block(0, &enc[0], &mut out).is_ok() {
-                        assert!(out.iter().all(|&v| (-4..=4).contains(&v)));
+        for (version, good) in [(3, model.to_bytes()), (2, model.to_bytes_v2())] {
+            assert!(GridModel::from_bytes(&good, 2, 4, version).is_ok());
+            assert!(GridModel::from_bytes(&good, 2, 5, version).is_err());
+            assert!(GridModel::from_bytes(&good, 2, 31, version).is_err());
+            for cut in 0..good.len() {
+                assert!(GridModel::from_bytes(&good[..cut], 2, 4, version).is_err());
+            }
+            let mut extended = good.clone();
+            extended.push(0);
+            assert!(GridModel::from_bytes(&extended, 2, 4, version).is_err());
+            for at in 0..good.len() {
+                for x in [1u8, 0x80, 0xff] {
+                    let mut bad = good.clone();
+                    bad[at] ^= x;
+                    // Every change is an error or a model that still decodes safely.
+                    if let Ok(m) = GridModel::from_bytes(&bad, 2, 4, version) {
+                        let mut out = vec![0i8; file.len()];
+                        if m.decode_block(0, &enc[0], &mut out).is_ok() {
+                            assert!(out.iter().all(|&v| (-4..=4).contains(&v)));
+                        }
+                        let _ = m.decode_at(0, &enc[0], file.len(), file.len() - 1);
                     }
-                    let _ = m.decode_at(0, &enc[0], file.len(), file.len() - 1);
                 }
             }
         }

@@ -148,6 +148,26 @@ impl<'a> ModelReader<'a> {
         Ok(b)
     }
 
+    /// A LEB128 varint of at most 3 bytes, written no longer than needed (`what` names it in
+    /// the error).
+    pub(crate) fn varint(&mut self, what: &str) -> Result<u32, String> {
+        let at = self.at;
+        let mut x = 0u32;
+        for i in 0..3 {
+            let b = self.take(1, what)?[0];
+            x |= ((b & 0x7f) as u32) << (7 * i);
+            if b & 0x80 == 0 {
+                if i > 0 && b == 0 {
+                    return Err(format!(
+                        "model byte {at}: {what} written longer than needed"
+                    ));
+                }
+                return Ok(x);
+            }
+        }
+        Err(format!("model byte {at}: {what} runs past 3 bytes"))
+    }
+
     /// The frequency table of context `ctx`: `n` (symbol u8, frequency u16) pairs, symbols
     /// increasing and at most `top`, frequencies at least 1 and summing to `scale`.
     pub(crate) fn symbols(
