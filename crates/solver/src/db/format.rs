@@ -258,11 +258,11 @@ impl Header {
         if h.block_count != h.positions.div_ceil(h.block_size as u64) {
             return Err(corrupt("block count does not match positions".into()));
         }
-        if h.codec == CODEC_GRID && h.block_size != super::grid::BLOCK as u32 {
+        let grid_block = super::grid::block_size(h.version);
+        if h.codec == CODEC_GRID && h.block_size as usize != grid_block {
             return Err(corrupt(format!(
-                "grid blocks of {} values (must be {})",
-                h.block_size,
-                super::grid::BLOCK
+                "grid blocks of {} values (must be {grid_block} in format version {})",
+                h.block_size, h.version
             )));
         }
         let model_ok = if h.codec == CODEC_RANS || h.codec == CODEC_GRID {
@@ -675,12 +675,14 @@ fn check_sum<'a>(path: &Path, i: u64, data: &'a [u8], sum: u64) -> Result<&'a [u
 /// The bytes of block `i` (zstd, rans or grid), found through its own table entry and the one
 /// before it, without reading (or checksumming) the whole table: a probe of a large level stays
 /// cheap. A damaged entry still fails: as offsets out of order, or as a checksum that does not
-/// match the block.
+/// match the block. With `verified` (the same block passed this check before: the map's
+/// bytes do not change), the checksum is not computed again.
 pub(crate) fn entry_block<'a>(
     path: &Path,
     header: &Header,
     bytes: &'a [u8],
     i: u64,
+    verified: bool,
 ) -> Result<&'a [u8], DbError> {
     let start = if i == 0 {
         header.data_offset
@@ -694,7 +696,11 @@ pub(crate) fn entry_block<'a>(
             what: format!("block {i} has offsets {start}..{end} (table damaged)"),
         });
     }
-    check_sum(path, i, &bytes[start as usize..end as usize], sum)
+    let data = &bytes[start as usize..end as usize];
+    if verified {
+        return Ok(data);
+    }
+    check_sum(path, i, data, sum)
 }
 
 /// The model of a level coded with one.
@@ -763,7 +769,8 @@ pub(crate) fn decode_rans_pair(
 }
 
 /// Value `k` of rans or grid block `i`, decoding the block (grid: the sub-block) only up to it
-/// (the block's checksum checked, against its own table entry: see [`entry_block`]).
+/// (the block's checksum checked, against its own table entry, unless `verified`: see
+/// [`entry_block`]).
 pub(crate) fn model_value(
     path: &Path,
     header: &Header,
@@ -771,12 +778,13 @@ pub(crate) fn model_value(
     bytes: &[u8],
     i: u64,
     k: usize,
+    verified: bool,
 ) -> Result<i8, DbError> {
     let corrupt = |what: String| DbError::Corrupt {
         path: path.to_path_buf(),
         what,
     };
-    let data = entry_block(path, header, bytes, i)?;
+    let data = entry_block(path, header, bytes, i, verified)?;
     let v = match model {
         LevelModel::Rans(model) => model.decode_at(data, k),
         LevelModel::Grid(model) => model.decode_at(i, data, header.block_len(i), k),

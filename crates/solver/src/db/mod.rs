@@ -950,19 +950,20 @@ impl BlockCache {
         s.blocks.push((level, block, data));
     }
 
-    /// Whether a probe into this block did not decode it whole lately (and now remembers that
-    /// one did): the second probe into a block decodes it whole, so that a scan reads each
-    /// block once while random probes decode only up to their value.
-    fn missed_before(&self, level: u32, block: u64) -> bool {
-        let mut s = self.shard(level, block);
-        if let Some(pos) = s.missed.iter().position(|&k| k == (level, block)) {
+    /// Whether a probe into this part (a block; for grid levels a sub-block) did not decode
+    /// its block whole lately (and now remembers that one did): the second probe into a part
+    /// decodes its block whole, so that a scan reads each block once while random probes
+    /// decode only up to their value.
+    fn missed_before(&self, level: u32, part: u64) -> bool {
+        let mut s = self.shard(level, part);
+        if let Some(pos) = s.missed.iter().position(|&k| k == (level, part)) {
             s.missed.remove(pos);
             return true;
         }
         if s.missed.len() >= CACHE_WAYS {
             s.missed.remove(0);
         }
-        s.missed.push((level, block));
+        s.missed.push((level, part));
         false
     }
 }
@@ -1197,8 +1198,14 @@ impl Endgame for Database {
         if let Some(values) = self.cache.get(s, block) {
             return Ok(Some(values[k] as i32));
         }
-        if matches!(file.codec(), Codec::Rans | Codec::Grid) && !self.cache.missed_before(s, block)
-        {
+        // A grid block holds 64 sub-blocks, each decoded on its own: the block is decoded
+        // whole only when a sub-block is probed twice lately (a block would be 1% of random
+        // probes into the 24-seed level, each costing 64 sub-blocks).
+        let part = match file.codec() {
+            Codec::Grid => pos / grid::SUB as u64,
+            _ => block,
+        };
+        if matches!(file.codec(), Codec::Rans | Codec::Grid) && !self.cache.missed_before(s, part) {
             // A random probe: decode up to the value only (half a block or sub-block on
             // average).
             return Ok(Some(file.coded_value(pos)? as i32));

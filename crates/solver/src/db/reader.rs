@@ -104,7 +104,9 @@ pub(crate) struct LevelFile {
     /// been asked for.
     model: OnceLock<Result<LevelModel, String>>,
     /// Stored levels: one bit per block, set once the block has been checked (checksum and
-    /// values), after which probes read its bytes without checks. Empty for zstd levels.
+    /// values), after which probes read its bytes without checks. Rans and grid levels: set
+    /// once a probe has checked the block's checksum, after which probes decode it without
+    /// computing the checksum again (a decoded value is still checked). Empty for zstd levels.
     /// Relaxed is enough: checking is idempotent and the bytes never change.
     verified: Vec<AtomicU64>,
 }
@@ -123,8 +125,8 @@ impl LevelFile {
         let header = Header::decode(path, &map)?;
         header.expect(path, rules, level, positions)?;
         let words = match header.codec() {
-            Codec::Stored => header.block_count.div_ceil(64) as usize,
-            Codec::Zstd | Codec::Rans | Codec::Grid => 0,
+            Codec::Stored | Codec::Rans | Codec::Grid => header.block_count.div_ceil(64) as usize,
+            Codec::Zstd => 0,
         };
         Ok(LevelFile {
             path: path.to_path_buf(),
@@ -242,19 +244,28 @@ impl LevelFile {
     }
 
     /// The value at file position `pos` (see [`LevelFile::position`]) of a rans or grid level:
-    /// its block's checksum is checked (against its own table entry, the whole table is not
-    /// read) and the block (grid: the sub-block) decoded up to the value.
+    /// its block's checksum is checked on the block's first probe (against its own table entry,
+    /// the whole table is not read), and the block (grid: the sub-block) decoded up to the
+    /// value.
     pub(crate) fn coded_value(&self, pos: u64) -> Result<i8, DbError> {
         let model = self.model()?.expect("a rans or grid level has a model");
         let bs = self.header.block_size as u64;
-        format::model_value(
+        let block = pos / bs;
+        let (word, bit) = (&self.verified[block as usize / 64], 1u64 << (block % 64));
+        let verified = word.load(Relaxed) & bit != 0;
+        let v = format::model_value(
             &self.path,
             &self.header,
             model,
             &self.map,
-            pos / bs,
+            block,
             (pos % bs) as usize,
-        )
+            verified,
+        )?;
+        if !verified {
+            word.fetch_or(bit, Relaxed);
+        }
+        Ok(v)
     }
 
     /// Where value `index` of a stored level lies in the map, unchecked: for prefetching only
