@@ -661,9 +661,9 @@ fn model_levels_give_the_same_values_and_reject_bad_models_in(codec: Codec) {
     let m0 = 128 + u64_at(&original, 96) as usize;
     let good = values(&zdb, STORED_TOP);
     // rans: the last table's last frequency, one more. grid: the level's table (the first,
-    // after the 8-byte head and its 3-byte context) with no symbols in its bitmap.
+    // right after the 8-byte head) with no symbols in its 3-byte bitmap.
     let table: Vec<(usize, u8)> = if codec == Codec::Grid {
-        vec![(m0 + 11, 0), (m0 + 12, 0), (m0 + 13, 0)]
+        vec![(m0 + 8, 0), (m0 + 9, 0), (m0 + 10, 0)]
     } else {
         let at = m0 + model_len - 2;
         vec![(at, original[at].wrapping_add(1))]

@@ -114,8 +114,13 @@ struct Cursor {
 
 /// For each column of a strip, how far to its left lies the board with one seed moved from
 /// the opponent's third-last house to the next (its rank is that much less), 0 where there is
-/// no such board (that house empty, or fewer than 3 houses).
+/// no such board (that house empty, or fewer than 3 houses); plus [`COLUMN_CARRY`] where the
+/// column to the left is not the board with one seed moved between the opponent's last two
+/// houses (the second-last house empty).
 type Columns = [u8; STRIP as usize];
+
+/// The flag of a column after a carry of the numbering (see [`Columns`]).
+const COLUMN_CARRY: u8 = 64;
 
 impl Layout {
     /// The layout of level `s` of boards with `m` houses a side.
@@ -182,7 +187,7 @@ impl Layout {
     fn columns(&self, c: &Cursor) -> Columns {
         let mut cols = [0u8; STRIP as usize];
         let m = self.m;
-        if m < 3 {
+        if m < 2 {
             return cols;
         }
         let mut b = [0u8; MAX_HOUSES];
@@ -192,8 +197,11 @@ impl Layout {
             if j > 0 {
                 next_composition(&mut b[..m]);
             }
-            if b[m - 3] > 0 {
+            if m >= 3 && b[m - 3] > 0 {
                 *col = b[m - 2] + b[m - 1] + 1;
+            }
+            if b[m - 2] == 0 {
+                *col |= COLUMN_CARRY;
             }
         }
         cols
@@ -353,16 +361,20 @@ fn context_buffer(len: usize, miss: u8) -> Vec<u8> {
 struct Terms {
     k: usize,
     miss: u8,
+    /// Variants of each context by the carry flag: [`FLAGS`], or 1 without it (format
+    /// versions 1 and 2).
+    flags: usize,
     /// `g(Lb - L, 1)`, `g(L2 - L, 1)`, `g(UL - U, 2)`, `g(UL - L, 2)` by `[first][second]`.
     t: Box<[[[u32; SYMS]; SYMS]; 4]>,
 }
 
 impl Terms {
-    /// The tables of level `s` (at most [`MAX_LEVEL`]).
-    fn new(s: u32) -> Terms {
+    /// The tables of level `s` (at most [`MAX_LEVEL`]), for contexts of `flags` variants each
+    /// ([`FLAGS`] with the carry flag, 1 without: format versions 1 and 2).
+    fn new(s: u32, flags: usize) -> Terms {
         let k = s as usize + 2;
         let miss = s as u8 + 1;
-        let kk = (k * k) as u32;
+        let kk = (k * k * flags) as u32;
         let mut t = Box::new([[[0u32; SYMS]; SYMS]; 4]);
         for a in 0..=miss {
             for b in 0..=miss {
@@ -373,7 +385,7 @@ impl Terms {
                 t[3][a_][b_] = grad(a, b, 2, miss) as u32 * kk;
             }
         }
-        Terms { k, miss, t }
+        Terms { k, miss, flags, t }
     }
 
     /// The context of the value at `buf[p]` (`p >= PAD`; the block's symbols so far before it,
@@ -384,7 +396,8 @@ impl Terms {
         let w = c.w as usize;
         // The board with a seed moved from the opponent's third-last house to the next lies
         // `d` columns to the left (0: none).
-        let d = cols[c.j as usize & (STRIP as usize - 1)] as usize;
+        let col = cols[c.j as usize & (STRIP as usize - 1)];
+        let d = (col & (COLUMN_CARRY - 1)) as usize;
         // Selects of loads that are always in bounds (p >= PAD > w, d <= 32 < PAD): no
         // branches.
         let (l, l2, u, ul, lb) = (
@@ -408,8 +421,18 @@ impl Terms {
             ul as usize & (SYMS - 1),
             lb as usize & (SYMS - 1),
         );
+        // The carry flag, where `L` is there: whether it is the board with one seed moved
+        // between the opponent's last two houses, or one further away.
+        let carry = (col & COLUMN_CARRY != 0 && l != miss as usize) as usize;
+        let (l, lb) = if carry == 1 && self.flags > 1 && lb != miss as usize {
+            (lb, l)
+        } else {
+            (l, lb)
+        };
         let t = &self.t;
-        (t[0][lb][l] + t[1][l2][l] + t[2][ul][u] + t[3][ul][l]) as usize + u * self.k + l
+        (t[0][lb][l] + t[1][l2][l] + t[2][ul][u] + t[3][ul][l]) as usize
+            + (u * self.k + l) * self.flags
+            + carry * (self.flags > 1) as usize
     }
 }
 
@@ -423,8 +446,16 @@ const SAMPLE: u64 = 4;
 /// A context keeps its table only if that saves this many times the table's bytes.
 const PRUNE: f64 = 1.0;
 
-/// Shapes of the neighbours of a value: the terms of its context besides `L` and `U`.
+/// Shapes of the neighbours of a value: the terms of its context besides `L`, `U` and the
+/// carry flag.
 const SHAPES: usize = 576;
+/// Variants of a context by the carry flag (format version 3): whether `L` is the board with
+/// one seed moved between the opponent's last two houses or, after a carry of the numbering
+/// (a column whose second-last house is empty), one further away. The lowest part of the
+/// context, so that the variants of a context share a cache line of the table of contexts. (A
+/// like flag for `U` gains little: level 24 of 6 houses takes 30.16% of a byte per value with
+/// this flag alone, 30.19% with both, 30.41% with `U`'s alone, 30.43% with neither.)
+const FLAGS: usize = 2;
 
 /// Bytes of the bitmap of a table's symbols in a serialised model of level `s` (symbols
 /// `0..=s + 1`).
@@ -432,9 +463,9 @@ fn bitmap_len(s: u32) -> usize {
     (s as usize + 2).div_ceil(8)
 }
 
-/// Appends `x` (below `1 << 21`) as a LEB128 varint.
+/// Appends `x` (below `1 << 28`) as a LEB128 varint.
 fn put_varint(out: &mut Vec<u8>, mut x: u32) {
-    debug_assert!(x < 1 << 21);
+    debug_assert!(x < 1 << 28);
     while x >= 0x80 {
         out.push(x as u8 | 0x80);
         x >>= 7;
@@ -442,24 +473,16 @@ fn put_varint(out: &mut Vec<u8>, mut x: u32) {
     out.push(x as u8);
 }
 
-/// Bytes of `x` as a varint.
-fn varint_len(x: u64) -> usize {
-    match x {
-        0..0x80 => 1,
-        0x80..0x4000 => 2,
-        _ => 3,
-    }
-}
-
-/// The symbols of one table of a compact model ([`GridModel::to_bytes`]): the bitmap, then the
-/// frequencies, checked (symbols at most `top`, at least one, frequencies at least 1 summing
-/// to the scale).
+/// The symbols of one table of a compact model ([`GridModel::to_bytes`]): the bitmap (symbols
+/// at most `top`, at least one, checked), then their frequency codes; with the table they
+/// give.
+#[allow(clippy::type_complexity)]
 fn compact_symbols(
     r: &mut ModelReader<'_>,
     ctx: u32,
     top: u32,
     bitmap: usize,
-) -> Result<Vec<(u8, u16)>, String> {
+) -> Result<(Vec<(u8, u16)>, Vec<u8>), String> {
     let bits = r.take(bitmap, "symbols")?;
     let present: Vec<u8> = (0..8 * bitmap as u32)
         .filter(|&x| bits[x as usize / 8] >> (x % 8) & 1 == 1)
@@ -472,35 +495,70 @@ fn compact_symbols(
         }
         Some(_) => {}
     }
-    let mut syms = Vec::with_capacity(present.len());
-    let mut sum = 0u32;
-    for &x in &present[..present.len() - 1] {
-        let f = r.varint("frequency")?;
-        if f == 0 {
-            return Err(format!("model context {ctx}: symbol {x} has frequency 0"));
-        }
-        sum += f;
-        if sum >= SCALE {
-            return Err(format!(
-                "model context {ctx}: frequencies reach {sum}, the scale is {SCALE}"
-            ));
-        }
-        syms.push((x, f as u16));
-    }
-    syms.push((*present.last().expect("checked"), (SCALE - sum) as u16));
-    Ok(syms)
+    let codes = r.take(present.len(), "frequency codes")?;
+    Ok((decode_codes(&present, codes), codes.to_vec()))
 }
 
-/// Contexts of a level whose symbols (with the missing one) number `k`.
-fn contexts(k: usize) -> usize {
-    SHAPES * k * k
+/// The weight of frequency code `q` of a compact model: `2^(8 + q / 16)`, rounded, made of
+/// 16 integer mantissas so that every reader derives the same tables.
+fn code_weight(q: u8) -> u64 {
+    const MANTISSA: [u64; 16] = [
+        256, 267, 279, 292, 304, 318, 332, 347, 362, 378, 395, 412, 431, 450, 470, 490,
+    ];
+    MANTISSA[(q % 16) as usize] << (q / 16)
 }
 
-/// The context a context falls back to when it has no table of its own (`kk` = `k * k`):
-/// without the moved-seed term, then also without the two-to-the-left term, then also without
-/// the up-left terms (a context that has lost all three is its own parent).
+/// The frequency table of symbols `syms` (increasing, at most 32) with frequency codes
+/// `codes`: each frequency is its weight ([`code_weight`]) times the scale over the sum of the
+/// weights, rounded down, at least 1; the first of the largest takes what is left to reach the
+/// scale (in integers, one pass: a model of 30,000 tables reads in a few milliseconds).
+fn decode_codes(syms: &[u8], codes: &[u8]) -> Vec<(u8, u16)> {
+    let total: u64 = codes.iter().map(|&q| code_weight(q)).sum();
+    let mut f: Vec<u32> = codes
+        .iter()
+        .map(|&q| ((code_weight(q) << SCALE_BITS) / total).max(1) as u32)
+        .collect();
+    let sum: u32 = f.iter().sum();
+    let big = (0..f.len()).fold(0, |b, i| if f[i] > f[b] { i } else { b });
+    // At most 32 symbols: the floors lose less than 32, the raises to 1 add at most 32, and
+    // the largest is at least 4096 / 32 - 1.
+    f[big] = (f[big] + SCALE).wrapping_sub(sum);
+    syms.iter().zip(f).map(|(&x, f)| (x, f as u16)).collect()
+}
+
+/// A frequency table as written in a compact model: the code of each frequency (the nearest
+/// on the scale of [`code_weight`]: steps of 4.4%), and the table those codes give, which is
+/// the one used for coding.
+fn quantize(table: &[(u8, u16)]) -> (Vec<(u8, u16)>, Vec<u8>) {
+    let codes: Vec<u8> = table
+        .iter()
+        .map(|&(_, f)| (16.0 * (f as f64).log2()).round().clamp(0.0, 255.0) as u8)
+        .collect();
+    let syms: Vec<u8> = table.iter().map(|&(x, _)| x).collect();
+    (decode_codes(&syms, &codes), codes)
+}
+
+/// Contexts of a level whose symbols (with the missing one) number `k`, with `flags` variants
+/// each.
+fn contexts(k: usize, flags: usize) -> usize {
+    SHAPES * k * k * flags
+}
+
+/// The context a context falls back to when it has no table of its own (`kk` = `k * k`,
+/// `flags` variants of each context): without the carry flag, then without the moved-seed
+/// term, then also without the two-to-the-left term, then also without the up-left terms (a
+/// context that has lost them all is its own parent).
 #[inline]
-fn parent(ctx: usize, kk: usize) -> usize {
+fn parent(ctx: usize, kk: usize, flags: usize) -> usize {
+    if !ctx.is_multiple_of(flags) {
+        return ctx - ctx % flags;
+    }
+    parent_shape(ctx / flags, kk) * flags
+}
+
+/// [`parent`] of a context without its carry flag.
+#[inline]
+fn parent_shape(ctx: usize, kk: usize) -> usize {
     let (shape, lu) = (ctx / kk, ctx % kk);
     let (g3, g2, gul) = (shape / 144, shape / 36 % 4, shape % 36);
     let shape = if g3 != 3 {
@@ -513,13 +571,13 @@ fn parent(ctx: usize, kk: usize) -> usize {
     shape * kk + lu
 }
 
-/// How many steps a context is from its root (0 to 3): the order in which [`prune`] weighs
+/// How many steps a context is from its root (0 to 4): the order in which [`prune`] weighs
 /// them.
-fn depth(ctx: usize, kk: usize) -> usize {
+fn depth(ctx: usize, kk: usize, flags: usize) -> usize {
     let mut d = 0;
     let mut c = ctx;
-    while parent(c, kk) != c {
-        c = parent(c, kk);
+    while parent(c, kk, flags) != c {
+        c = parent(c, kk, flags);
         d += 1;
     }
     d
@@ -528,14 +586,8 @@ fn depth(ctx: usize, kk: usize) -> usize {
 /// About the bytes of the table of a context counted `row` (`total` in all) in a serialised
 /// model ([`GridModel::to_bytes`]): its context, bitmap, and a frequency per symbol seen
 /// (the escape's stands in for the one left out).
-fn table_bytes(row: &[u64; SYMS], total: u64, bitmap: usize) -> usize {
-    let f = |c: u64| (c << SCALE_BITS) / total.max(1);
-    3 + bitmap
-        + row
-            .iter()
-            .filter(|&&c| c > 0)
-            .map(|&c| varint_len(f(c)))
-            .sum::<usize>()
+fn table_bytes(row: &[u64; SYMS], bitmap: usize) -> usize {
+    2 + bitmap + 1 + row.iter().filter(|&&c| c > 0).count()
 }
 
 /// Gives up the tables of the contexts that cost more in the model than they save in the
@@ -549,18 +601,19 @@ fn prune(
     kk: usize,
     weight: f64,
     bitmap: usize,
+    flags: usize,
 ) {
-    for round in (1..=3).rev() {
+    for round in (1..=4).rev() {
         // The deepest contexts first.
         let children: Vec<usize> = counts
             .keys()
             .copied()
-            .filter(|&c| depth(c, kk) == round)
+            .filter(|&c| depth(c, kk, flags) == round)
             .collect();
         let mut family: std::collections::HashMap<usize, [u64; SYMS]> = Default::default();
         for (&ctx, row) in counts.iter() {
-            let p = if depth(ctx, kk) == round {
-                parent(ctx, kk)
+            let p = if depth(ctx, kk, flags) == round {
+                parent(ctx, kk, flags)
             } else {
                 ctx
             };
@@ -572,7 +625,7 @@ fn prune(
         for ctx in children {
             let row = counts[&ctx];
             let c: u64 = row.iter().sum();
-            let fam = &family[&parent(ctx, kk)];
+            let fam = &family[&parent(ctx, kk, flags)];
             let total: u64 = fam.iter().sum();
             let mut bits = 0f64;
             for (&x, &y) in row.iter().zip(fam) {
@@ -580,9 +633,9 @@ fn prune(
                     bits += x as f64 * ((x as f64 / c as f64) / (y as f64 / total as f64)).log2();
                 }
             }
-            if weight * bits / 8.0 < PRUNE * table_bytes(&row, c, bitmap) as f64 {
+            if weight * bits / 8.0 < PRUNE * table_bytes(&row, bitmap) as f64 {
                 counts.remove(&ctx);
-                let p = counts.entry(parent(ctx, kk)).or_insert([0; SYMS]);
+                let p = counts.entry(parent(ctx, kk, flags)).or_insert([0; SYMS]);
                 for (p, &x) in p.iter_mut().zip(&row) {
                     *p += x;
                 }
@@ -606,9 +659,15 @@ pub(crate) struct GridModel {
     global: usize,
     /// The contexts and frequency tables in serialised order.
     tables: Vec<(u32, Vec<(u8, u16)>)>,
+    /// The frequency codes of each table (see [`quantize`]); empty for a model read from a file
+    /// of format version 1 or 2, which is never written again.
+    codes: Vec<Vec<u8>>,
     /// Sub-blocks per block: [`BLOCK`] / [`SUB`], or [`BLOCK_V2`] / [`SUB`] for a file of
     /// format version 1 or 2.
     subs: usize,
+    /// Whether the sub-blocks' words lie in pairs, the second read backwards (format version
+    /// 3), or one after the other (versions 1 and 2): see [`SUB`].
+    paired: bool,
 }
 
 impl std::fmt::Debug for GridModel {
@@ -632,12 +691,29 @@ impl GridModel {
 
     /// Bytes before the words of a block: the states and the lengths.
     fn head(&self) -> usize {
-        4 * self.subs + 2 * (self.subs - 1)
+        4 * self.subs + 2 * (self.streams_per_block() - 1)
+    }
+
+    /// The word streams of a block: one per sub-block, or one per pair of sub-blocks.
+    fn streams_per_block(&self) -> usize {
+        if self.paired {
+            self.subs / 2
+        } else {
+            self.subs
+        }
+    }
+
+    /// The model with the frequency codes of its tables (see [`quantize`]).
+    fn with_codes(mut self, codes: Vec<Vec<u8>>) -> GridModel {
+        debug_assert!(codes.is_empty() || codes.len() == self.tables.len());
+        self.codes = codes;
+        self
     }
 
     /// The model, for the blocks of a file of format version `version`.
     fn for_version(mut self, version: u32) -> GridModel {
         self.subs = block_size(version) / SUB;
+        self.paired = version >= 3;
         self
     }
 
@@ -678,7 +754,7 @@ impl GridModel {
             return Err("wrong number of values".into());
         }
         let read = |first: u64, out: &mut [i8]| layout.read(rows, values, first, out);
-        GridModel::fit_with(values.len(), layout.clone(), step, read)
+        GridModel::fit_with(values.len(), layout.clone(), step, FLAGS, read)
     }
 
     /// [`GridModel::fit`] counting one sub-block in `step`.
@@ -687,15 +763,29 @@ impl GridModel {
         let read = |first: u64, out: &mut [i8]| {
             out.copy_from_slice(&values[first as usize..first as usize + out.len()])
         };
-        GridModel::fit_with(values.len(), layout, step, read)
+        GridModel::fit_with(values.len(), layout, step, FLAGS, read)
+    }
+
+    /// [`GridModel::fit`] as format versions 1 and 2 would have it: contexts without the
+    /// carry flag, blocks of [`BLOCK_V2`].
+    #[cfg(test)]
+    fn fit_v2(values: &[i8], layout: Layout) -> GridModel {
+        let read = |first: u64, out: &mut [i8]| {
+            out.copy_from_slice(&values[first as usize..first as usize + out.len()])
+        };
+        GridModel::fit_with(values.len(), layout, 1, 1, read)
+            .expect("a level the codec takes")
+            .for_version(2)
     }
 
     /// Fits the model of a level of `len` values, which `read(first, out)` gives in file order
-    /// (`out.len()` of them from place `first`), counting one sub-block in `step`.
+    /// (`out.len()` of them from place `first`), counting one sub-block in `step`, with
+    /// `flags` variants of each context (see [`FLAGS`]).
     fn fit_with(
         len: usize,
         layout: Layout,
         step: u64,
+        flags: usize,
         read: impl Fn(u64, &mut [i8]) + Sync,
     ) -> Result<GridModel, String> {
         use rayon::prelude::*;
@@ -708,8 +798,8 @@ impl GridModel {
             return Err("wrong number of values".into());
         }
         let k = s as usize + 2;
-        let keys = contexts(k);
-        let terms = Terms::new(s);
+        let keys = contexts(k, flags);
+        let terms = Terms::new(s, flags);
         // One table of counts per thread, over a contiguous part of the level (whole
         // sub-blocks), added up at the end.
         let parts = rayon::current_num_threads().max(1);
@@ -766,37 +856,35 @@ impl GridModel {
             *g += 1;
         }
         // Counts of a sample stand for `step` times as many values.
-        prune(&mut counts, k * k, step as f64, bitmap_len(s));
-        let mut tables = vec![(keys as u32, normalize(&global, SCALE_BITS))];
-        let mut totals = vec![u64::MAX];
+        prune(&mut counts, k * k, step as f64, bitmap_len(s), flags);
+        // Each table as the compact model writes it (see [`quantize`]).
+        let (table, codes) = quantize(&normalize(&global, SCALE_BITS));
+        let mut tables = vec![(keys as u32, table)];
+        let mut all_codes = vec![codes];
         for (&ctx, row) in counts.iter() {
-            let total: u64 = row.iter().sum();
             let mut wide = [0u64; 256];
             wide[..SYMS].copy_from_slice(row);
             // The escape: a symbol this context's count did not see.
             wide[s as usize + 1] = 1;
-            tables.push((ctx as u32, normalize(&wide, SCALE_BITS)));
-            totals.push(total);
+            let (table, codes) = quantize(&normalize(&wide, SCALE_BITS));
+            tables.push((ctx as u32, table));
+            all_codes.push(codes);
         }
-        // The level's table, then the most used contexts first: their tables lie together in
-        // memory, which the decoder's cache likes.
-        let mut order: Vec<usize> = (0..tables.len()).collect();
-        order.sort_by_key(|&i| (std::cmp::Reverse(totals[i]), tables[i].0));
-        let tables = order
-            .into_iter()
-            .map(|i| std::mem::take(&mut tables[i]))
-            .collect::<Vec<_>>();
+        // The level's table, then the contexts' in increasing order (in which `counts` holds
+        // them; so the serialised model writes each context as its distance from the one
+        // before). Ordering them by use instead, for the decoder's cache, made no measurable
+        // difference to probes.
         if tables.len() >= NONE as usize {
             return Err(format!("{} contexts, too many", tables.len()));
         }
-        Ok(GridModel::from_tables(layout, tables))
+        Ok(GridModel::from_tables(layout, tables, flags).with_codes(all_codes))
     }
 
     /// The model of checked tables: one for the context `contexts(k)` (the level's), at most
     /// one per other context.
-    fn from_tables(layout: Layout, tables: Vec<(u32, Vec<(u8, u16)>)>) -> GridModel {
+    fn from_tables(layout: Layout, tables: Vec<(u32, Vec<(u8, u16)>)>, flags: usize) -> GridModel {
         let k = layout.s as usize + 2;
-        let keys = contexts(k);
+        let keys = contexts(k, flags);
         let mut ids = vec![NONE; keys];
         let mut cums = Vec::with_capacity(tables.len());
         let mut global = 0;
@@ -807,25 +895,35 @@ impl GridModel {
             }
         }
         // A context without a table of its own uses its nearest ancestor's (see
-        // [`parent`]); without any, the level's. Ancestors differ in their shape only: shape
-        // by shape, each ancestor's row fills the gaps left.
+        // [`parent`]); without any, the level's. The contexts without the carry flag first:
+        // their ancestors differ in their shape only, so shape by shape, each ancestor's row
+        // fills the gaps left. Then each flagged context without a table takes its unflagged
+        // context's.
         let kk = k * k;
         let own = ids.clone();
         for shape in 0..SHAPES {
-            let row = &mut ids[shape * kk..(shape + 1) * kk];
+            let row = shape * kk * flags..(shape + 1) * kk * flags;
             let mut c = shape * kk;
-            while parent(c, kk) != c {
-                c = parent(c, kk);
-                let up = &own[c..c + kk];
-                for (id, &a) in row.iter_mut().zip(up) {
+            while parent_shape(c, kk) != c {
+                c = parent_shape(c, kk);
+                let up = &own[c * flags..(c + kk) * flags];
+                for (id, &a) in ids[row.clone()].iter_mut().zip(up).step_by(flags) {
                     if *id == NONE {
                         *id = a;
                     }
                 }
             }
-            for id in row.iter_mut() {
+            for id in ids[row].iter_mut().step_by(flags) {
                 if *id == NONE {
                     *id = global as u16;
+                }
+            }
+        }
+        for variants in ids.chunks_exact_mut(flags) {
+            let first = variants[0];
+            for id in &mut variants[1..] {
+                if *id == NONE {
+                    *id = first;
                 }
             }
         }
@@ -845,13 +943,15 @@ impl GridModel {
             cums.push(Cum(cum));
         }
         GridModel {
-            terms: Terms::new(layout.s),
+            terms: Terms::new(layout.s, flags),
             layout,
             ids,
             cums,
             global,
             tables,
             subs: MAX_SUBS,
+            paired: true,
+            codes: Vec::new(),
         }
     }
 
@@ -868,17 +968,18 @@ impl GridModel {
     /// u8   level s
     /// u16  strip width (64)
     /// u32  number of tables that follow
-    /// per table (the level's first, then the contexts' most used first; each context once):
-    ///   varint  context (below (s + 2)^2 * 576; the level's table: (s + 2)^2 * 576)
+    /// per table (the level's first, then the contexts' in increasing order of context):
+    ///   varint  the context less the one before less one (the first context: itself; none
+    ///           for the level's table, whose context is (s + 2)^2 * 576 * FLAGS)
     ///   bitmap  the table's symbols: (s + 2 + 7) / 8 bytes, bit x % 8 of byte x / 8 for
-    ///           symbol x (0..=s, and s + 1 = escape in a context's table)
-    ///   varint  the frequency of each of its symbols but the last, in increasing order of
-    ///           symbol (each >= 1); the last one's is 1 << scale bits less their sum (>= 1)
+    ///           symbol x (0..=s, and s + 1 = escape in a context's table); at least one
+    ///   u8      the frequency code of each of its symbols, in increasing order of symbol
     /// ```
     ///
     /// A varint is LEB128: 7 bits a byte, low first, the top bit set on all bytes but the
-    /// last; at most 3 bytes, and no longer than needed. Version 1 and 2 files hold the wider
-    /// form of [`GridModel::to_bytes_v2`].
+    /// last; at most 4 bytes, and no longer than needed. The frequencies are derived from the
+    /// codes by [`decode_codes`]. Version 1 and 2 files hold the wider form of
+    /// [`GridModel::to_bytes_v2`].
     ///
     /// A context without a table uses its nearest ancestor's ([`parent`]), or the level's. A
     /// value whose symbol a context's table lacks is coded as the escape in that table, then
@@ -886,16 +987,21 @@ impl GridModel {
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut out = self.model_head();
         let bitmap = bitmap_len(self.layout.s);
-        for (ctx, syms) in &self.tables {
-            put_varint(&mut out, *ctx);
+        assert_eq!(self.codes.len(), self.tables.len(), "a fitted model");
+        // The level's table first, with no context; then each context as its distance from
+        // the one before, less one.
+        let mut next = 0;
+        for (t, ((ctx, syms), codes)) in self.tables.iter().zip(&self.codes).enumerate() {
+            if t > 0 {
+                put_varint(&mut out, ctx - next);
+                next = ctx + 1;
+            }
             let mut bits = [0u8; SYMS / 8];
             for &(s, _) in syms {
                 bits[s as usize / 8] |= 1 << (s % 8);
             }
             out.extend_from_slice(&bits[..bitmap]);
-            for &(_, f) in &syms[..syms.len() - 1] {
-                put_varint(&mut out, f as u32);
-            }
+            out.extend_from_slice(codes);
         }
         out
     }
@@ -951,17 +1057,27 @@ impl GridModel {
             ));
         }
         let k = s as usize + 2;
-        let keys = contexts(k) as u32;
+        let flags = if version >= 3 { FLAGS } else { 1 };
+        let keys = contexts(k, flags) as u32;
         let count = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes"));
         if count == 0 || count >= (NONE as u32).min(keys + 2) {
             return Err(format!("model has {count} tables"));
         }
         let mut tables = Vec::with_capacity(count as usize);
+        let mut codes = Vec::new();
+        // Version 3: the first context not yet passed.
+        let mut next = 0u32;
         // The level's table comes first; the contexts' tables may hold the escape.
         let mut seen = vec![false; keys as usize];
         for t in 0..count {
             let (ctx, n) = if version >= 3 {
-                (r.varint("context")?, None)
+                if t == 0 {
+                    (keys, None)
+                } else {
+                    let ctx = next.saturating_add(r.varint("context")?);
+                    next = ctx.saturating_add(1);
+                    (ctx, None)
+                }
             } else {
                 let b = r.take(5, "context")?;
                 let ctx = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
@@ -988,12 +1104,18 @@ impl GridModel {
                     ))
                 }
                 Some(n) => r.symbols(ctx, n, top, SCALE)?,
-                None => compact_symbols(&mut r, ctx, top, bitmap_len(s))?,
+                None => {
+                    let (syms, table_codes) = compact_symbols(&mut r, ctx, top, bitmap_len(s))?;
+                    codes.push(table_codes);
+                    syms
+                }
             };
             tables.push((ctx, syms));
         }
         r.finish()?;
-        Ok(GridModel::from_tables(Layout::new(m, s), tables).for_version(version))
+        Ok(GridModel::from_tables(Layout::new(m, s), tables, flags)
+            .with_codes(codes)
+            .for_version(version))
     }
 
     /// Appends the encoding of block `i` (its values, in file order; the level's block size
@@ -1069,18 +1191,30 @@ impl GridModel {
         for x in states {
             out.extend_from_slice(&x.to_le_bytes());
         }
-        for w in &streams[..subs - 1] {
+        // Each stream's words were pushed in the encoder's order: the decoder reads them in
+        // the other. Paired, the second sub-block's are written in the encoder's order, so
+        // that reading them from the end of the pair's words gives the decoder's.
+        let units: Vec<Vec<u16>> = if self.paired {
+            streams
+                .chunks(2)
+                .map(|p| p[0].iter().rev().chain(&p[1]).copied().collect())
+                .collect()
+        } else {
+            streams
+                .iter()
+                .map(|w| w.iter().rev().copied().collect())
+                .collect()
+        };
+        for w in &units[..units.len() - 1] {
             out.extend_from_slice(&(w.len() as u16).to_le_bytes());
         }
-        for w in &streams {
-            for w in w.iter().rev() {
-                out.extend_from_slice(&w.to_le_bytes());
-            }
+        for w in units.iter().flatten() {
+            out.extend_from_slice(&w.to_le_bytes());
         }
     }
 
     /// The decoder of sub-block `r` of a block of `len` values stored as `data`, whose streams
-    /// end at `ends` (checked by [`streams`]).
+    /// end at `ends` (checked by [`GridModel::streams`]).
     fn lane<'a>(
         &self,
         i: u64,
@@ -1089,7 +1223,8 @@ impl GridModel {
         ends: &[usize; MAX_SUBS],
         r: usize,
     ) -> Lane<'a> {
-        let start = if r == 0 { self.head() } else { ends[r - 1] };
+        let u = if self.paired { r / 2 } else { r };
+        let start = if u == 0 { self.head() } else { ends[u - 1] };
         let first = (r * SUB).min(len);
         let (cur, cols) = if first < len {
             let cur = self.layout.cursor(i * self.block() as u64 + first as u64);
@@ -1099,8 +1234,9 @@ impl GridModel {
         };
         Lane {
             x: u32::from_le_bytes(data[4 * r..4 * r + 4].try_into().expect("4 bytes")),
-            words: &data[start..ends[r]],
+            words: &data[start..ends[u]],
             pos: 0,
+            back: self.paired && r % 2 == 1,
             cur,
             cols,
             len: (len - first).min(SUB),
@@ -1146,7 +1282,14 @@ impl GridModel {
             .wrapping_add(slot)
             .wrapping_sub(lo);
         // Branch-free refill: the refills follow the data, which no predictor can guess.
-        let w = word_at(lane.words, lane.pos);
+        // The second of a pair reads from the end (past the start, an index that wraps and
+        // reads 0, as past the end).
+        let at = if lane.back {
+            lane.words.len().wrapping_sub(lane.pos + 2)
+        } else {
+            lane.pos
+        };
+        let w = word_at(lane.words, at);
         let refill = (x < RANS_L) as u32;
         lane.x = (x << (16 * refill)) | (w & refill.wrapping_neg());
         lane.pos += 2 * refill as usize;
@@ -1157,7 +1300,7 @@ impl GridModel {
     /// started it. (Every symbol decoded is a value's: a context's table gives a symbol or the
     /// escape, the level's table a symbol.)
     fn finish(&self, r: usize, lane: &Lane<'_>) -> Result<(), String> {
-        if lane.pos != lane.words.len() {
+        if !self.paired && lane.pos != lane.words.len() {
             return Err(format!(
                 "sub-block {r} has {} bytes of words, decoding reads {}",
                 lane.words.len(),
@@ -1205,6 +1348,14 @@ impl GridModel {
             for p in PAD + common..PAD + b.len {
                 self.step(&mut b, bb, p);
             }
+            if self.paired && a.pos + b.pos != a.words.len() {
+                return Err(format!(
+                    "sub-blocks {r} and {} have {} bytes of words, decoding reads {}",
+                    r + 1,
+                    a.words.len(),
+                    a.pos + b.pos
+                ));
+            }
             for (q, (lane, buf)) in [(a, &*ba), (b, &*bb)].into_iter().enumerate() {
                 self.finish(r + q, &lane)?;
                 let first = ((r + q) * SUB).min(out.len());
@@ -1221,7 +1372,7 @@ impl GridModel {
     /// within the block, the last ending where it ends (entries past the last sub-block: the
     /// block's end).
     fn streams(&self, data: &[u8]) -> Result<[usize; MAX_SUBS], String> {
-        let (head, subs) = (self.head(), self.subs);
+        let (head, subs) = (self.head(), self.streams_per_block());
         if data.len() < head {
             return Err(format!(
                 "block of {} bytes, shorter than its {head} bytes of states and lengths",
@@ -1234,7 +1385,7 @@ impl GridModel {
         let mut ends = [data.len(); MAX_SUBS];
         let mut start = head;
         for (r, end) in ends.iter_mut().enumerate().take(subs - 1) {
-            let at = 4 * subs + 2 * r;
+            let at = 4 * self.subs + 2 * r;
             *end = start + 2 * u16::from_le_bytes([data[at], data[at + 1]]) as usize;
             if *end > data.len() {
                 return Err(format!(
@@ -1285,6 +1436,8 @@ struct Lane<'a> {
     words: &'a [u8],
     /// Bytes of `words` read.
     pos: usize,
+    /// Whether `words` are read from their end backwards (the second of a pair).
+    back: bool,
     /// Where the next value lies.
     cur: Cursor,
     /// The [`Columns`] of its strip.
@@ -1399,26 +1552,68 @@ mod tests {
     }
 
     #[test]
+    fn columns_name_their_neighbours() {
+        for (m, s) in [(2, 5), (3, 6), (4, 9), (6, 7)] {
+            let layout = Layout::new(m, s);
+            let r = Ranker::new(m);
+            let mut pos = 0;
+            while pos < layout.len() {
+                let c = layout.cursor(pos);
+                let cols = layout.columns(&c);
+                let side = |rank: u64| {
+                    let mut b = [0u8; MAX_HOUSES];
+                    r.unrank_part(rank, s - c.t as u32, &mut b[..m]);
+                    b
+                };
+                for j in 0..c.w {
+                    let rb = c.k * STRIP + j;
+                    let b = side(rb);
+                    let col = cols[j as usize];
+                    // The carry flag: the column to the left is not this side with one seed
+                    // moved back between the last two houses.
+                    if j > 0 {
+                        let mut near = side(rb - 1);
+                        let neighbour = near[m - 1] > 0 && {
+                            near[m - 1] -= 1;
+                            near[m - 2] += 1;
+                            near == b
+                        };
+                        assert_eq!(col & COLUMN_CARRY == 0, neighbour, "m={m} s={s} rb={rb}");
+                    }
+                    // The distance to the side with one seed moved from the third-last house
+                    // to the next.
+                    let d = (col & (COLUMN_CARRY - 1)) as u64;
+                    if m >= 3 && b[m - 3] > 0 {
+                        let mut moved = b;
+                        moved[m - 3] -= 1;
+                        moved[m - 2] += 1;
+                        assert_eq!(r.rank_part(&moved[..m], s - c.t as u32), rb - d);
+                    } else {
+                        assert_eq!(d, 0);
+                    }
+                }
+                pos += c.w * layout.groups[c.t].rows;
+            }
+        }
+    }
+
+    #[test]
     fn blocks_round_trip_and_probe() {
         for (m, s) in [(2, 9), (3, 8), (6, 6), (4, 10), (2, 30), (6, 9)] {
             let values = level_values(m, s);
             let layout = Layout::new(m, s);
             let file = layout.gather(&values);
-            let model = GridModel::fit(&file, layout).unwrap();
+            let model = GridModel::fit(&file, layout.clone()).unwrap();
             let bytes = model.to_bytes();
             let model = GridModel::from_bytes(&bytes, m, s, 3).unwrap();
             assert_eq!(model.to_bytes(), bytes);
-            // The wider form of format versions 1 and 2 reads as the same model.
-            let old = model.to_bytes_v2();
-            assert!(old.len() > bytes.len());
-            let model = GridModel::from_bytes(&old, m, s, 2).unwrap();
-            assert_eq!(model.to_bytes(), bytes);
+            // A model of format versions 1 and 2 (no carry flag), in their wider form.
+            let old = GridModel::fit_v2(&file, layout).to_bytes_v2();
+            let old_model = GridModel::from_bytes(&old, m, s, 2).unwrap();
+            assert_eq!(old_model.to_bytes_v2(), old);
             assert!(GridModel::from_bytes(&old, m, s, 3).is_err());
             // Blocks of format version 3, and of versions 1 and 2.
-            for model in [
-                model.for_version(3),
-                GridModel::from_bytes(&old, m, s, 2).unwrap(),
-            ] {
+            for model in [model, old_model] {
                 for (i, (block, enc)) in file
                     .chunks(model.block())
                     .zip(encode_level(&model, &file))
@@ -1520,9 +1715,10 @@ mod tests {
         )
         .is_err());
         let file = layout.gather(&level_values(2, 4));
-        let model = GridModel::fit(&file, layout).unwrap();
-        let enc = encode_level(&model, &file);
-        for (version, good) in [(3, model.to_bytes()), (2, model.to_bytes_v2())] {
+        let model = GridModel::fit(&file, layout.clone()).unwrap();
+        let old = GridModel::fit_v2(&file, layout);
+        for (version, good, model) in [(3, model.to_bytes(), model), (2, old.to_bytes_v2(), old)] {
+            let enc = encode_level(&model, &file);
             assert!(GridModel::from_bytes(&good, 2, 4, version).is_ok());
             assert!(GridModel::from_bytes(&good, 2, 5, version).is_err());
             assert!(GridModel::from_bytes(&good, 2, 31, version).is_err());

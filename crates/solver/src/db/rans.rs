@@ -148,12 +148,12 @@ impl<'a> ModelReader<'a> {
         Ok(b)
     }
 
-    /// A LEB128 varint of at most 3 bytes, written no longer than needed (`what` names it in
+    /// A LEB128 varint of at most 4 bytes, written no longer than needed (`what` names it in
     /// the error).
     pub(crate) fn varint(&mut self, what: &str) -> Result<u32, String> {
         let at = self.at;
         let mut x = 0u32;
-        for i in 0..3 {
+        for i in 0..4 {
             let b = self.take(1, what)?[0];
             x |= ((b & 0x7f) as u32) << (7 * i);
             if b & 0x80 == 0 {
@@ -165,7 +165,7 @@ impl<'a> ModelReader<'a> {
                 return Ok(x);
             }
         }
-        Err(format!("model byte {at}: {what} runs past 3 bytes"))
+        Err(format!("model byte {at}: {what} runs past 4 bytes"))
     }
 
     /// The frequency table of context `ctx`: `n` (symbol u8, frequency u16) pairs, symbols
