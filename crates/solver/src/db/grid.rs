@@ -17,21 +17,26 @@
 //! `s`: every seed ends in a store). A value's context is made of the symbols left (`L`), up
 //! (`U`), up-left (`UL`), two to the left (`L2`) and of the board with a seed moved from the
 //! opponent's third-last house to the next (`Lb`, some columns to the left: see [`Columns`]),
-//! each *missing* (symbol `s + 1`) where it lies outside the strip or the sub-block: see
-//! [`Terms::context`] for how they combine. A context without a table of its own uses its
-//! nearest ancestor's ([`parent`]: without `Lb`, then without `L2`, then without `UL`), or the
-//! level's table; a context's table holds an *escape* for the symbols it lacks, which are then
-//! coded in the level's table.
+//! each *missing* (symbol `s + 1`) where it lies outside the strip or the sub-block, and (format
+//! version 3) of a *carry flag*: whether `L` is a neighbour in the game or, after a carry of
+//! the numbering (about a quarter of the columns), a board further away, in which case `L` and
+//! `Lb` swap places: see [`Terms::context`] for how they combine. A context without a table of
+//! its own uses its nearest ancestor's ([`parent`]: without the flag, then without `Lb`, then
+//! without `L2`, then without `UL`), or the level's table; a context's table holds an *escape*
+//! for the symbols it lacks, which are then coded in the level's table.
 //!
 //! **Model and coder.** A [`GridModel`] holds the tables that pay for themselves ([`prune`]),
-//! each summing to `1 << 12`, counted on every sub-block of a small level and on one in
-//! [`SAMPLE`] of a large one; the coder is rANS with one 32-bit state per sub-block of
-//! [`SUB`] values and 16-bit renormalisation, as in `rans.rs`. FORMAT.md has the details.
+//! each summing to `1 << 12` and written as one-byte log-scale codes ([`quantize`]), counted on
+//! every sub-block of a level below 2^29 values and on one in [`SAMPLE`] of a larger one; the
+//! coder is rANS with one 32-bit state per sub-block of [`SUB`] values and 16-bit
+//! renormalisation, as in `rans.rs`, the words of two sub-blocks sharing one stream from both
+//! ends. FORMAT.md has the details, with what each part of version 3 saved.
 //!
 //! Measured (6 houses, standard capture, entropy with the whole level as context): on levels
 //! 20 and 24, the value to the left alone 35.1% and 36.8% of a byte per value, left and up
-//! 30.5% and 32.5%, with up-left 28.1% and 30.3%; on level 20 with all five 26.7%. The files:
-//! 28.7% (level 20), 29.8% (22), 30.7% (24) with model, states and tables.
+//! 30.5% and 32.5%, with up-left 28.1% and 30.3%; on level 20 with all five 26.7%. The files,
+//! with model, states and tables: 28.7% (level 20), 29.8% (22), 30.7% (24) in format version 2;
+//! 28.1%, 29.0% and 29.98% in version 3.
 
 use super::rank::{next_composition, Ranker};
 use super::rans::{normalize, word_at, ModelReader, RANS_L};
@@ -54,16 +59,21 @@ pub(crate) fn block_size(version: u32) -> usize {
         BLOCK_V2
     }
 }
-/// Values per sub-block. A block is cut into sub-blocks ([`MAX_SUBS`] in version 3, 8 before), each coded on its own (its
-/// contexts see only it; one rANS state), so that a probe decodes only its sub-block and a
-/// whole block decodes its sub-blocks side by side. A block is stored as:
+/// Values per sub-block. A block is cut into sub-blocks ([`MAX_SUBS`] in format version 3, 8
+/// before), each coded on its own (its contexts see only it; one rANS state), so that a probe
+/// decodes only its sub-block and a whole block decodes its sub-blocks two at a time, side by
+/// side. A block of `n` sub-blocks is stored as:
 ///
 /// ```text
 /// u32  the decoder's start state of each sub-block (n of them)
-/// u16  the number of renormalisation words of sub-blocks 0..n-1 (n - 1 of them)
-/// u16  the words of sub-block 0, then 1, ... (each in the order its decoder reads them;
-///      the last sub-block's are the rest of the block)
+/// u16  the number of renormalisation words of streams 0..u-1 (u - 1 of them)
+/// u16  the words of stream 0, then 1, ... (the last stream's are the rest of the block)
 /// ```
+///
+/// In version 3 there are `u = n / 2` streams: stream `p` holds the words of sub-block `2p`
+/// in the order its decoder reads them, from the stream's start, and those of sub-block
+/// `2p + 1`, which its decoder reads from the stream's end backwards (so the pair needs one
+/// count). Before, `u = n`: one stream per sub-block, read forwards.
 ///
 /// Smaller sub-blocks cost little (level 20: 27.63% of a byte per value in blocks of 4096,
 /// 27.80% in blocks of 1024, before states and tables). Large blocks make the table and its
@@ -484,10 +494,23 @@ fn compact_symbols(
     bitmap: usize,
 ) -> Result<(Vec<(u8, u16)>, Vec<u8>), String> {
     let bits = r.take(bitmap, "symbols")?;
-    let present: Vec<u8> = (0..8 * bitmap as u32)
-        .filter(|&x| bits[x as usize / 8] >> (x % 8) & 1 == 1)
-        .map(|x| x as u8)
-        .collect();
+    let mut present = [0u8; SYMS];
+    let mut n = 0;
+    for x in 0..(8 * bitmap).min(SYMS) {
+        if bits[x / 8] >> (x % 8) & 1 == 1 {
+            present[n] = x as u8;
+            n += 1;
+        }
+    }
+    // (Bits past symbol 31, possible in a damaged bitmap, make it out of range.)
+    let high = bits
+        .iter()
+        .enumerate()
+        .any(|(i, &b)| (0..8).any(|j| b >> j & 1 == 1 && 8 * i + j >= SYMS));
+    let present = &present[..n];
+    if high {
+        return Err(format!("model context {ctx}: a symbol out of range"));
+    }
     match present.last() {
         None => return Err(format!("model context {ctx} has no symbols")),
         Some(&x) if x as u32 > top => {
@@ -496,7 +519,7 @@ fn compact_symbols(
         Some(_) => {}
     }
     let codes = r.take(present.len(), "frequency codes")?;
-    Ok((decode_codes(&present, codes), codes.to_vec()))
+    Ok((decode_codes(present, codes), codes.to_vec()))
 }
 
 /// The weight of frequency code `q` of a compact model: `2^(8 + q / 16)`, rounded, made of
@@ -514,16 +537,17 @@ fn code_weight(q: u8) -> u64 {
 /// scale (in integers, one pass: a model of 30,000 tables reads in a few milliseconds).
 fn decode_codes(syms: &[u8], codes: &[u8]) -> Vec<(u8, u16)> {
     let total: u64 = codes.iter().map(|&q| code_weight(q)).sum();
-    let mut f: Vec<u32> = codes
+    let mut out: Vec<(u8, u16)> = syms
         .iter()
-        .map(|&q| ((code_weight(q) << SCALE_BITS) / total).max(1) as u32)
+        .zip(codes)
+        .map(|(&x, &q)| (x, ((code_weight(q) << SCALE_BITS) / total).max(1) as u16))
         .collect();
-    let sum: u32 = f.iter().sum();
-    let big = (0..f.len()).fold(0, |b, i| if f[i] > f[b] { i } else { b });
+    let sum: u32 = out.iter().map(|&(_, f)| f as u32).sum();
+    let big = (0..out.len()).fold(0, |b, i| if out[i].1 > out[b].1 { i } else { b });
     // At most 32 symbols: the floors lose less than 32, the raises to 1 add at most 32, and
     // the largest is at least 4096 / 32 - 1.
-    f[big] = (f[big] + SCALE).wrapping_sub(sum);
-    syms.iter().zip(f).map(|(&x, f)| (x, f as u16)).collect()
+    out[big].1 = (out[big].1 as u32 + SCALE).wrapping_sub(sum) as u16;
+    out
 }
 
 /// A frequency table as written in a compact model: the code of each frequency (the nearest
@@ -895,27 +919,24 @@ impl GridModel {
             }
         }
         // A context without a table of its own uses its nearest ancestor's (see
-        // [`parent`]); without any, the level's. The contexts without the carry flag first:
-        // their ancestors differ in their shape only, so shape by shape, each ancestor's row
-        // fills the gaps left. Then each flagged context without a table takes its unflagged
-        // context's.
+        // [`parent`]); without any, the level's. The contexts without the carry flag first,
+        // shape by shape, each shape after its parent's (whose contexts then already hold
+        // their nearest ancestor's table, so one step up is enough): the parent of a context
+        // differs in its shape only. Then each flagged context without a table takes its
+        // unflagged context's.
         let kk = k * k;
-        let own = ids.clone();
-        for shape in 0..SHAPES {
-            let row = shape * kk * flags..(shape + 1) * kk * flags;
-            let mut c = shape * kk;
-            while parent_shape(c, kk) != c {
-                c = parent_shape(c, kk);
-                let up = &own[c * flags..(c + kk) * flags];
-                for (id, &a) in ids[row.clone()].iter_mut().zip(up).step_by(flags) {
-                    if *id == NONE {
-                        *id = a;
-                    }
-                }
-            }
-            for id in ids[row].iter_mut().step_by(flags) {
-                if *id == NONE {
-                    *id = global as u16;
+        let mut shapes: Vec<usize> = (0..SHAPES).collect();
+        shapes.sort_by_key(|&shape| depth(shape * kk, kk, 1));
+        for shape in shapes {
+            let up = parent_shape(shape * kk, kk) / kk;
+            for lu in 0..kk {
+                let i = (shape * kk + lu) * flags;
+                if ids[i] == NONE {
+                    ids[i] = if up == shape {
+                        global as u16
+                    } else {
+                        ids[(up * kk + lu) * flags]
+                    };
                 }
             }
         }
@@ -1068,7 +1089,8 @@ impl GridModel {
         // Version 3: the first context not yet passed.
         let mut next = 0u32;
         // The level's table comes first; the contexts' tables may hold the escape.
-        let mut seen = vec![false; keys as usize];
+        // (Version 3 writes the contexts increasing: none can repeat.)
+        let mut seen = vec![false; if version >= 3 { 0 } else { keys as usize }];
         for t in 0..count {
             let (ctx, n) = if version >= 3 {
                 if t == 0 {
@@ -1091,7 +1113,8 @@ impl GridModel {
                 }
                 s
             } else {
-                if ctx >= keys || std::mem::replace(&mut seen[ctx as usize], true) {
+                if ctx >= keys || (version < 3 && std::mem::replace(&mut seen[ctx as usize], true))
+                {
                     return Err(format!("model context {ctx} out of range or repeated"));
                 }
                 s + 1

@@ -88,10 +88,10 @@ pub enum Codec {
     /// The values laid out on the grid of (mover's side, opponent's side), each coded by
     /// rANS with the frequencies met after the same neighbours' values there (left, up,
     /// up-left, two to the left, and the board with one seed moved on the opponent's side),
-    /// blocks of 8192 values cut into sub-blocks of 1024 coded on their own: the
-    /// smallest files (29.8% of a byte per position for the 24-seed database of 6 houses);
-    /// a probe decodes half a sub-block on average. Levels above 30 seeds are written as
-    /// `rans`.
+    /// blocks of 65536 values cut into sub-blocks of 1024 coded on their own: the
+    /// smallest files (29.0% of a byte per position for the 24-seed database of 6 houses, no
+    /// level above 30%); a probe decodes half a sub-block on average. Levels above 30 seeds
+    /// are written as `rans`.
     #[default]
     Grid,
 }
