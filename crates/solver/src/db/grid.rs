@@ -615,17 +615,18 @@ fn table_bytes(row: &[u64; SYMS], bitmap: usize) -> usize {
 }
 
 /// Gives up the tables of the contexts that cost more in the model than they save in the
-/// data: their counts move to their parent's (see [`parent`]). A table costs what
-/// [`table_bytes`] says; coding a context's `c` values with its parent's frequencies costs
-/// `c` times the Kullback-Leibler divergence more bits. Children are weighed against their
-/// parent with all its children's counts; the children first, then the parents. The counts
-/// stand for `weight` times as many values (a sample).
+/// data (`factor` times what they cost): their counts move to their parent's (see
+/// [`parent`]). A table costs what [`table_bytes`] says; coding a context's `c` values with its
+/// parent's frequencies costs `c` times the Kullback-Leibler divergence more bits. Children
+/// are weighed against their parent with all its children's counts; the children first, then
+/// the parents. The counts stand for `weight` times as many values (a sample).
 fn prune(
     counts: &mut std::collections::BTreeMap<usize, [u64; SYMS]>,
     kk: usize,
     weight: f64,
     bitmap: usize,
     flags: usize,
+    factor: f64,
 ) {
     for round in (1..=4).rev() {
         // The deepest contexts first.
@@ -657,7 +658,7 @@ fn prune(
                     bits += x as f64 * ((x as f64 / c as f64) / (y as f64 / total as f64)).log2();
                 }
             }
-            if weight * bits / 8.0 < PRUNE * table_bytes(&row, bitmap) as f64 {
+            if weight * bits / 8.0 < factor * table_bytes(&row, bitmap) as f64 {
                 counts.remove(&ctx);
                 let p = counts.entry(parent(ctx, kk, flags)).or_insert([0; SYMS]);
                 for (p, &x) in p.iter_mut().zip(&row) {
@@ -880,7 +881,22 @@ impl GridModel {
             *g += 1;
         }
         // Counts of a sample stand for `step` times as many values.
-        prune(&mut counts, k * k, step as f64, bitmap_len(s), flags);
+        prune(&mut counts, k * k, step as f64, bitmap_len(s), flags, PRUNE);
+        // A table's id is a u16: where too many contexts pay for their tables (levels 29 and
+        // 30 of 6 houses), the dearest give theirs up first: each round asks twice as much of
+        // a table (merging is what pruning does, so a round continues the one before).
+        let mut factor = PRUNE;
+        while counts.len() + 1 >= NONE as usize {
+            factor *= 2.0;
+            prune(
+                &mut counts,
+                k * k,
+                step as f64,
+                bitmap_len(s),
+                flags,
+                factor,
+            );
+        }
         // Each table as the compact model writes it (see [`quantize`]).
         let (table, codes) = quantize(&normalize(&global, SCALE_BITS));
         let mut tables = vec![(keys as u32, table)];
