@@ -1321,10 +1321,13 @@ impl GridModel {
             .wrapping_add(slot)
             .wrapping_sub(lo);
         // Branch-free refill: the refills follow the data, which no predictor can guess.
-        // The second of a pair reads from the end (past the start, an index that wraps and
-        // reads 0, as past the end).
+        // The second of a pair reads from the end (past the start, an index past the end,
+        // which reads 0).
         let at = if lane.back {
-            lane.words.len().wrapping_sub(lane.pos + 2)
+            lane.words
+                .len()
+                .checked_sub(lane.pos + 2)
+                .unwrap_or(usize::MAX / 2)
         } else {
             lane.pos
         };
