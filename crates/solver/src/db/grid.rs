@@ -607,9 +607,9 @@ fn depth(ctx: usize, kk: usize, flags: usize) -> usize {
     d
 }
 
-/// About the bytes of the table of a context counted `row` (`total` in all) in a serialised
-/// model ([`GridModel::to_bytes`]): its context, bitmap, and a frequency per symbol seen
-/// (the escape's stands in for the one left out).
+/// About the bytes of the table of a context counted `row` in a serialised model
+/// ([`GridModel::to_bytes`]): its context (a distance, about 2 bytes), its bitmap, and a
+/// frequency code per symbol seen and for the escape.
 fn table_bytes(row: &[u64; SYMS], bitmap: usize) -> usize {
     2 + bitmap + 1 + row.iter().filter(|&&c| c > 0).count()
 }
