@@ -493,24 +493,19 @@ fn compact_symbols(
     top: u32,
     bitmap: usize,
 ) -> Result<(Vec<(u8, u16)>, Vec<u8>), String> {
+    // At most 4 bytes (levels up to 30): every bit is a symbol below SYMS; those above `top`
+    // are refused below.
+    debug_assert!(8 * bitmap <= SYMS);
     let bits = r.take(bitmap, "symbols")?;
     let mut present = [0u8; SYMS];
     let mut n = 0;
-    for x in 0..(8 * bitmap).min(SYMS) {
+    for x in 0..8 * bitmap {
         if bits[x / 8] >> (x % 8) & 1 == 1 {
             present[n] = x as u8;
             n += 1;
         }
     }
-    // (Bits past symbol 31, possible in a damaged bitmap, make it out of range.)
-    let high = bits
-        .iter()
-        .enumerate()
-        .any(|(i, &b)| (0..8).any(|j| b >> j & 1 == 1 && 8 * i + j >= SYMS));
     let present = &present[..n];
-    if high {
-        return Err(format!("model context {ctx}: a symbol out of range"));
-    }
     match present.last() {
         None => return Err(format!("model context {ctx} has no symbols")),
         Some(&x) if x as u32 > top => {
@@ -881,13 +876,11 @@ impl GridModel {
             *g += 1;
         }
         // Counts of a sample stand for `step` times as many values.
-        prune(&mut counts, k * k, step as f64, bitmap_len(s), flags, PRUNE);
         // A table's id is a u16: where too many contexts pay for their tables (levels 29 and
-        // 30 of 6 houses), the dearest give theirs up first: each round asks twice as much of
-        // a table (merging is what pruning does, so a round continues the one before).
+        // 30 of 6 houses), the dearest give theirs up first: each further round asks twice as
+        // much of a table (merging is what pruning does, so a round continues the one before).
         let mut factor = PRUNE;
-        while counts.len() + 1 >= NONE as usize {
-            factor *= 2.0;
+        loop {
             prune(
                 &mut counts,
                 k * k,
@@ -896,6 +889,10 @@ impl GridModel {
                 flags,
                 factor,
             );
+            if counts.len() + 1 < NONE as usize {
+                break;
+            }
+            factor *= 2.0;
         }
         // Each table as the compact model writes it (see [`quantize`]).
         let (table, codes) = quantize(&normalize(&global, SCALE_BITS));

@@ -1133,8 +1133,8 @@ impl Database {
     }
 
     /// The number of boards of each value in level `level`: entry `v + level` counts value `v`.
-    /// Read from the file (format version 2 and later), or for a version 1 file, counted by decompressing
-    /// (and checking) the whole level.
+    /// Read from the file (format version 2 and later), or for a version 1 file, counted by
+    /// decompressing (and checking) the whole level.
     pub fn histogram(&self, level: u32) -> Result<Vec<u64>, DbError> {
         let f = self
             .levels

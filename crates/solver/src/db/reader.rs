@@ -209,10 +209,22 @@ impl LevelFile {
         let table = self.table()?;
         let model = self.model()?;
         format::decode_block(&self.path, &self.header, table, model, &self.map, i, out)?;
-        if let Some(word) = self.verified.get(i as usize / 64) {
-            word.fetch_or(1 << (i % 64), Relaxed);
-        }
+        self.mark_verified(i);
         Ok(())
+    }
+
+    /// Whether block `i` has passed its checks (see `verified`; false for zstd levels).
+    fn is_verified(&self, i: u64) -> bool {
+        self.verified
+            .get(i as usize / 64)
+            .is_some_and(|w| w.load(Relaxed) & (1 << (i % 64)) != 0)
+    }
+
+    /// Remembers that block `i` has passed its checks (nothing for zstd levels).
+    fn mark_verified(&self, i: u64) {
+        if let Some(w) = self.verified.get(i as usize / 64) {
+            w.fetch_or(1 << (i % 64), Relaxed);
+        }
     }
 
     /// The value of position `index` of a stored level, read from the map. Its block is
@@ -221,12 +233,11 @@ impl LevelFile {
     pub(crate) fn stored_value(&self, index: u64) -> Result<i8, DbError> {
         debug_assert_eq!(self.codec(), Codec::Stored);
         let block = index / self.header.block_size as u64;
-        let (word, bit) = (&self.verified[block as usize / 64], 1u64 << (block % 64));
-        if word.load(Relaxed) & bit == 0 {
+        if !self.is_verified(block) {
             // One table entry, not the whole table: a probe of a large level stays cheap.
             let sum = format::stored_entry(&self.path, &self.header, &self.map, block)?;
             format::check_stored_block(&self.path, &self.header, &self.map, block, sum)?;
-            word.fetch_or(bit, Relaxed);
+            self.mark_verified(block);
         }
         // The checked header makes the stored blocks exactly as long as their values, so value
         // `index` lies at `data offset + index`.
@@ -251,8 +262,7 @@ impl LevelFile {
         let model = self.model()?.expect("a rans or grid level has a model");
         let bs = self.header.block_size as u64;
         let block = pos / bs;
-        let (word, bit) = (&self.verified[block as usize / 64], 1u64 << (block % 64));
-        let verified = word.load(Relaxed) & bit != 0;
+        let verified = self.is_verified(block);
         let v = format::model_value(
             &self.path,
             &self.header,
@@ -263,7 +273,7 @@ impl LevelFile {
             verified,
         )?;
         if !verified {
-            word.fetch_or(bit, Relaxed);
+            self.mark_verified(block);
         }
         Ok(v)
     }
