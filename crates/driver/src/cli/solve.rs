@@ -45,6 +45,9 @@ pub struct SolveArgs {
     /// memory first (slower searches, less memory).
     #[arg(long)]
     pub db_lazy: bool,
+    /// Use only the levels 0..=N of the database (to compare database sizes).
+    #[arg(long, value_name = "N")]
+    pub db_upto: Option<u32>,
     /// Print one JSON object: {"value", "result", "moves": [{"house", "value"}], "best", "pv",
     /// "nodes", "seconds", ...}.
     #[arg(long)]
@@ -64,12 +67,21 @@ pub struct SolveArgs {
     /// for the others a bound showing them worse).
     #[arg(long, conflicts_with_all = ["all_moves", "goal"])]
     pub pie: bool,
-    /// Transposition table size in MiB.
-    #[arg(long, default_value_t = 512)]
-    pub tt_mb: usize,
+    /// Transposition table size in MiB (default: a sixteenth of the machine's memory, 64 to
+    /// 4096).
+    #[arg(long)]
+    pub tt_mb: Option<usize>,
     /// Search threads (default: every core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// A guess of the value (South's final margin) to start the search from; a good guess
+    /// (a known result) saves probes, a bad one costs a few.
+    #[arg(long, value_name = "V", allow_hyphen_values = true)]
+    pub guess: Option<i32>,
+    /// The depth-limited searches that fill the table with good moves before the exact one:
+    /// `FIRST,STEP,LAST` (depths FIRST, FIRST+STEP, ... up to LAST), or `off`.
+    #[arg(long, value_name = "FIRST,STEP,LAST", value_parser = parse_deepening)]
+    pub deepening: Option<(u32, u32, u32)>,
     /// Save what has been proven to FILE every few minutes and on Ctrl-C; continue from FILE
     /// if it exists (same rules and options).
     #[arg(long, value_name = "FILE")]
@@ -94,11 +106,22 @@ pub fn open_endgame(
     dir: Option<&Path>,
     rules: &Rules,
     lazy: bool,
+    upto: Option<u32>,
 ) -> CliResult<Option<Arc<dyn Endgame>>> {
     let Some(dir) = db_dir(dir, rules) else {
         return Ok(None);
     };
     let mut db = Database::open(&dir, rules)?;
+    if let Some(n) = upto {
+        if n > db.max_seeds() {
+            return Err(CliError::usage(format!(
+                "--db-upto {n}: {} holds levels 0..={} only",
+                dir.display(),
+                db.max_seeds()
+            )));
+        }
+        db.keep_levels(n);
+    }
     if !lazy {
         db.load_into_memory()?;
     }
@@ -137,8 +160,9 @@ pub fn search_error(e: SearchError) -> CliError {
 /// The search configuration for the flags.
 fn config(args: &SolveArgs, endgame: Option<Arc<dyn Endgame>>) -> SearchConfig {
     let mut c = SearchConfig {
-        tt_mb: args.tt_mb,
+        tt_mb: args.tt_mb.unwrap_or_else(default_tt_mb),
         endgame,
+        guess: args.guess,
         node_limit: args.node_limit,
         checkpoint: args.checkpoint.clone(),
         checkpoint_every: Duration::from_secs(args.checkpoint_every.max(1)),
@@ -147,7 +171,47 @@ fn config(args: &SolveArgs, endgame: Option<Arc<dyn Endgame>>) -> SearchConfig {
     if let Some(t) = args.threads {
         c.threads = t.max(1);
     }
+    if let Some(d) = args.deepening {
+        c.deepening = d;
+    }
     c
+}
+
+/// `FIRST,STEP,LAST` or `off` (no depth-limited searches).
+pub fn parse_deepening(s: &str) -> Result<(u32, u32, u32), String> {
+    if s == "off" {
+        return Ok((0, 0, 0));
+    }
+    let p: Vec<&str> = s.split(',').collect();
+    let n = |x: &str| {
+        x.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("'{x}' is not a depth (expected FIRST,STEP,LAST or off)"))
+    };
+    match p[..] {
+        [a, b, c] => {
+            let (a, b, c) = (n(a)?, n(b)?, n(c)?);
+            if a == 0 || b == 0 || a > c || c > 200 {
+                return Err("expected 1 <= FIRST <= LAST <= 200 and STEP >= 1".into());
+            }
+            Ok((a, b, c))
+        }
+        _ => Err("expected FIRST,STEP,LAST (for example 5,3,17) or off".into()),
+    }
+}
+
+/// The table size when `--tt-mb` is not given: a sixteenth of the machine's memory, at least
+/// 64 MiB and at most 4 GiB (the table is mapped lazily: pages are taken as they are used).
+pub fn default_tt_mb() -> usize {
+    let total_kb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .unwrap_or(8 << 20);
+    ((total_kb / 1024 / 16) as usize).clamp(64, 4096)
 }
 
 /// The moves of a principal variation from `pos`, as `S3`, `N1`...
@@ -248,7 +312,7 @@ pub fn run(args: &SolveArgs) -> CliResult {
         super::db::ensure_levels(&default_db_dir(&rules), &rules, args.build_upto, args.json)?;
     }
     let opened = std::time::Instant::now();
-    let endgame = open_endgame(args.db.as_deref(), &rules, args.db_lazy)?;
+    let endgame = open_endgame(args.db.as_deref(), &rules, args.db_lazy, args.db_upto)?;
     let db = DbFacts {
         seeds: endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0),
         load_seconds: opened.elapsed().as_secs_f64(),

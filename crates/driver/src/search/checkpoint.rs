@@ -236,15 +236,7 @@ mod tests {
         let rules = Rules::standard(6, 4);
         let mut ck = Checkpoint::new(rules, Board::start(&rules), true, Goal::Sign { around: -2 });
         ck.moves = vec![(0, 3), (5, -7)];
-        ck.entries = vec![(
-            12345,
-            Entry {
-                lower: -3,
-                upper: 9,
-                best: 2,
-                work: 17,
-            },
-        )];
+        ck.entries = vec![(12345, Entry::proven(-3, 9, 2, 17))];
         let bytes = ck.to_bytes();
         assert_eq!(Checkpoint::from_bytes(&bytes).unwrap(), ck);
         let mut bad = bytes.clone();

@@ -2,11 +2,16 @@
 //!
 //! The value of a board (for the player to move: the net number of seeds still to be gained from
 //! the seeds in the houses) is found by MTD(f): a sequence of zero-window alpha-beta probes, each
-//! exact to the end of the game or to a database leaf (never depth-limited), that narrows a
-//! proven interval `[lower, upper]` until it closes. The probes share one transposition table
-//! keyed on the houses only. Several threads test different thresholds around the current guess
-//! at once (see `Search::next_threshold`), or share one with different move orders near the root
-//! when thresholds run out, and pool what they prove in the table, so every core helps.
+//! exact to the end of the game or to a database leaf, that narrows a proven interval
+//! `[lower, upper]` until it closes. Before them, iterative deepening runs MTD(f) with
+//! depth-limited probes (depths 5, 8, ..., 17 by default, the store difference as the value at
+//! the horizon), which fills the table with best moves and gives the exact probes their first
+//! guess. The table keeps the two kinds of knowledge apart: proven bounds, which are true
+//! whatever search found them, and heuristic values with their depth, which only order moves
+//! and cut depth-limited probes (see [`tt::Entry`]). All threads work on the same probe and
+//! share one table; inside a probe they keep out of each other's way by ABDADA's rule (a move
+//! another thread is searching is put off until the others are done), and the first to finish
+//! a probe settles it for all.
 //!
 //! The search knows nothing of terminals or bars: it reports through a callback, stops when a
 //! cancellation flag is set (or a node limit is reached), and can save what it has proven in a
@@ -23,7 +28,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tt::{Table, NO_MOVE};
+use tt::Table;
 use worker::Worker;
 
 pub use checkpoint::Checkpoint;
@@ -51,6 +56,11 @@ pub struct SearchConfig {
     /// Table entries with bounds proven by fewer than `2^checkpoint_min_work` nodes are not
     /// saved unless they are exact.
     pub checkpoint_min_work: u8,
+    /// The first guess of the value of the position searched (default 0).
+    pub guess: Option<i32>,
+    /// The depths of the depth-limited searches before the exact one: (first, step, last);
+    /// a step of 0 searches exactly at once.
+    pub deepening: (u32, u32, u32),
 }
 
 impl Default for SearchConfig {
@@ -66,8 +76,17 @@ impl Default for SearchConfig {
             checkpoint: None,
             checkpoint_every: Duration::from_secs(300),
             checkpoint_min_work: 8,
+            guess: None,
+            deepening: deepening_from_env().unwrap_or((5, 3, 17)),
         }
     }
+}
+
+/// `KALAH_DEEPENING=first,step,last` (for experiments).
+fn deepening_from_env() -> Option<(u32, u32, u32)> {
+    let v = std::env::var("KALAH_DEEPENING").ok()?;
+    let p: Vec<u32> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+    (p.len() == 3).then(|| (p[0], p[1], p[2]))
 }
 
 /// What to prove.
@@ -185,6 +204,8 @@ impl std::error::Error for SearchError {}
 pub(crate) struct Shared {
     pub rules: Rules,
     pub leaf: i32,
+    /// Threads searching at once.
+    pub threads: usize,
     pub table: Table,
     pub leaves: tt::LeafCache,
     endgame: Option<Arc<dyn Endgame>>,
@@ -195,9 +216,11 @@ pub(crate) struct Shared {
     /// The interval proven so far for what is being solved now.
     lower: AtomicI32,
     upper: AtomicI32,
-    guess: AtomicI32,
-    /// The thresholds under test, one slot per thread (`None` between probes).
-    testing: Mutex<Vec<Option<i32>>>,
+    /// The number of the probe under way, bumped when a probe is settled or dropped: a
+    /// worker whose probe's number is no longer this one stops it.
+    pub epoch: AtomicU64,
+    /// Keys of the boards being searched now by some thread (ABDADA), a hint only.
+    pub busy: tt::Busy,
     stage: Mutex<String>,
     moves_done: AtomicUsize,
     moves_total: AtomicUsize,
@@ -207,12 +230,6 @@ impl Shared {
     #[inline]
     pub fn should_stop(&self) -> bool {
         self.interrupted.load(Relaxed)
-    }
-
-    /// Whether the shared bounds already say on which side of `gamma` the value lies.
-    #[inline]
-    pub fn decided(&self, gamma: i32) -> bool {
-        self.lower.load(Relaxed) >= gamma || self.upper.load(Relaxed) < gamma
     }
 
     pub fn interrupt(&self) {
@@ -273,9 +290,6 @@ pub struct Search {
     config: SearchConfig,
 }
 
-/// Depth of the estimate that gives MTD(f) its first guess.
-const GUESS_DEPTH: u32 = 14;
-
 /// The value `v` clamped to `[a, b]`.
 fn clamp(v: i32, a: i32, b: i32) -> i32 {
     v.max(a).min(b)
@@ -293,6 +307,7 @@ impl Search {
             shared: Shared {
                 rules: rules.play_rules(),
                 leaf,
+                threads: config.threads.max(1),
                 table: if config.tt_mb == 0 {
                     Table::with_buckets(1)
                 } else {
@@ -316,8 +331,8 @@ impl Search {
                 db_error: Mutex::new(None),
                 lower: AtomicI32::new(0),
                 upper: AtomicI32::new(0),
-                guess: AtomicI32::new(0),
-                testing: Mutex::new(Vec::new()),
+                epoch: AtomicU64::new(0),
+                busy: tt::Busy::new(),
                 stage: Mutex::new(String::new()),
                 moves_done: AtomicUsize::new(0),
                 moves_total: AtomicUsize::new(0),
@@ -379,7 +394,9 @@ impl Search {
         }
         let ck = Mutex::new(ck);
         let result = self.monitored(start, Some(&ck), progress, cancel, || {
-            self.run(board, all_moves, goal, &ck)
+            // A resumed search starts from the checkpoint's bounds and best moves, not from a
+            // new iterative deepening (whose heuristic values are not saved).
+            self.run(board, all_moves, goal, &ck, !resumed)
         });
         progress(&self.progress(start));
         let nodes = sh.nodes.load(Relaxed);
@@ -479,9 +496,10 @@ impl Search {
         self.set_stage(format!("first turn {}/{total}", done + 1));
         let seeds = board.seeds() as i32;
         let (a, b) = window.unwrap_or((-seeds, seeds));
+        let guess = clamp(0, a, b);
         let threads = self.config.threads.max(1);
         let r = self.monitored(start, None, progress, cancel, || {
-            self.solve(board, a, b, threads)
+            self.solve(board, a, b, guess, threads, true)
         });
         let nodes = sh.nodes.load(Relaxed);
         if let Some(e) = sh.db_error.lock().unwrap().take() {
@@ -529,7 +547,8 @@ impl Search {
         *self.shared.stage.lock().unwrap() = stage;
     }
 
-    /// The work of [`Search::analyse`]; `None` when stopped.
+    /// The work of [`Search::analyse`] (iterative deepening before each exact search when
+    /// `deepen`); `None` when stopped.
     #[allow(clippy::type_complexity)]
     fn run(
         &self,
@@ -537,6 +556,7 @@ impl Search {
         all_moves: bool,
         goal: Goal,
         ck: &Mutex<Checkpoint>,
+        deepen: bool,
     ) -> Option<(i32, i32, i32, Vec<(usize, i32)>, Vec<usize>)> {
         let rules = self.shared.rules;
         let seeds = board.seeds() as i32;
@@ -544,6 +564,10 @@ impl Search {
             Goal::Exact => (-seeds, seeds),
             Goal::Sign { around } => (around - 1, around + 1),
         };
+        let guess = self.config.guess.unwrap_or(match goal {
+            Goal::Exact => 0,
+            Goal::Sign { around } => around,
+        });
         let bounds = |c: i32| -> (i32, i32) {
             match goal {
                 Goal::Exact => (c, c),
@@ -573,7 +597,7 @@ impl Search {
                     Some(v) => v,
                     None => {
                         self.set_stage(format!("move {} ({}/{})", h + 1, i + 1, legal.len()));
-                        let v = self.solve_move(board, h, a, b, threads)?;
+                        let v = self.solve_move(board, h, a, b, guess, threads, deepen)?;
                         ck.lock().unwrap().moves.push((h, v));
                         v
                     }
@@ -584,7 +608,7 @@ impl Search {
             moves.iter().map(|m| m.1).max().unwrap()
         } else {
             self.set_stage("root".to_string());
-            self.solve(board, a, b, threads)?
+            self.solve(board, a, b, guess, threads, deepen)?
         };
         let (lower, upper) = bounds(value);
         let mut pv = Vec::new();
@@ -595,9 +619,10 @@ impl Search {
                 moves = vec![(pv[0], value)];
             }
         } else if !all_moves {
-            // The best move for the proven bound: the first one reaching it.
-            for h in board.legal_houses() {
-                let v = self.solve_move(board, h, a, b, 1)?;
+            // The best move for the proven bound: the first one reaching it, the table's best
+            // move (which the proof found) tried first.
+            for h in self.move_order(board) {
+                let v = self.solve_move(board, h, a, b, value, threads, false)?;
                 if v == value {
                     moves.push((h, v));
                     break;
@@ -613,22 +638,12 @@ impl Search {
         let mut pv = Vec::new();
         let mut b = *board;
         let mut v = value;
+        let threads = self.config.threads.max(1);
         while b.final_value(&rules).is_none() {
-            let first = self
-                .shared
-                .table
-                .probe(tt::key(&b))
-                .map(|e| e.best)
-                .filter(|&m| {
-                    m != NO_MOVE && (m as usize) < b.houses() && b.cells()[m as usize] > 0
-                });
-            let order = first
-                .map(|m| m as usize)
-                .into_iter()
-                .chain(b.legal_houses().filter(|&h| Some(h as u8) != first));
+            let order = self.move_order(&b);
             let mut chosen = None;
             for h in order {
-                if self.solve_move(&b, h, v - 1, v, 1)? >= v {
+                if self.solve_move(&b, h, v - 1, v, v, threads, false)? >= v {
                     chosen = Some(h);
                     break;
                 }
@@ -647,74 +662,100 @@ impl Search {
         Some(pv)
     }
 
-    /// The value of sowing `house` first, clamped to `[a, b]`.
+    /// The legal moves of `board`, the table's best move first.
+    fn move_order(&self, board: &Board) -> Vec<usize> {
+        let first = self
+            .shared
+            .table
+            .probe(tt::key(board))
+            .map(|e| e.best as usize)
+            .filter(|&m| m < board.houses() && board.cells()[m] > 0);
+        first
+            .into_iter()
+            .chain(board.legal_houses().filter(|&h| Some(h) != first))
+            .collect()
+    }
+
+    /// The value of sowing `house` first, clamped to `[a, b]`; `guess` is a guess of it.
+    #[allow(clippy::too_many_arguments)]
     fn solve_move(
         &self,
         board: &Board,
         house: usize,
         a: i32,
         b: i32,
+        guess: i32,
         threads: usize,
+        deepen: bool,
     ) -> Option<i32> {
         let s = board.sow(&self.shared.rules, house);
         let next = s.next();
         let gain = s.gain as i32;
         if s.extra_turn {
-            Some(gain + self.solve(&next, a - gain, b - gain, threads)?)
+            Some(gain + self.solve(&next, a - gain, b - gain, guess - gain, threads, deepen)?)
         } else {
-            Some(gain - self.solve(&next, gain - b, gain - a, threads)?)
+            Some(gain - self.solve(&next, gain - b, gain - a, gain - guess, threads, deepen)?)
         }
     }
 
-    /// The threshold thread `id` tests next (is the value at least it?), or `None` when the
-    /// bounds meet or the search stops. Threads test different thresholds around the current
-    /// guess (the guess, one above, one below, ...) so that with a good guess the two tests
-    /// that settle the value run at once; when every threshold left is taken, threads share
-    /// one (and share their work through the table).
-    fn next_threshold(&self, id: usize) -> Option<i32> {
+    /// The next probe for all threads under `plan`: `(depth, gamma)` (depth 0: exact), or
+    /// `None` when the bounds meet or the search stops.
+    fn next_probe(&self, plan: &mut Plan) -> Option<(u32, i32)> {
         let sh = &self.shared;
-        let mut testing = sh.testing.lock().unwrap();
-        let lo = sh.lower.load(Relaxed);
-        let hi = sh.upper.load(Relaxed);
-        if lo >= hi || sh.should_stop() {
+        if sh.should_stop() {
             return None;
         }
-        let g = clamp(sh.guess.load(Relaxed), lo + 1, hi);
-        let taken = |t: i32| {
-            testing
-                .iter()
-                .enumerate()
-                .any(|(i, &x)| i != id && x == Some(t))
-        };
-        let mut pick = g;
-        for d in 0..=(hi - lo) {
-            let up = g + d;
-            let down = g - d;
-            if up <= hi && !taken(up) {
-                pick = up;
-                break;
+        let (_, step, last) = self.config.deepening;
+        while plan.depth > 0 {
+            if plan.dlo < plan.dhi {
+                let gamma = if plan.g <= plan.dlo {
+                    plan.dlo + 1
+                } else {
+                    plan.g.min(plan.dhi)
+                };
+                return Some((plan.depth, gamma));
             }
-            if d > 0 && down > lo && !taken(down) {
-                pick = down;
-                break;
+            plan.depth += step;
+            if plan.depth > last {
+                plan.depth = 0;
             }
+            (plan.dlo, plan.dhi) = (plan.floor, plan.seeds);
         }
-        testing[id] = Some(pick);
-        Some(pick)
+        let lo = sh.lower.load(Relaxed);
+        let hi = sh.upper.load(Relaxed);
+        if lo >= hi {
+            return None;
+        }
+        Some((0, clamp(plan.g, lo + 1, hi)))
     }
 
-    /// The value of `board` clamped to `[a, b]` (`a <= b`), by MTD(f) with `threads` threads.
-    fn solve(&self, board: &Board, a: i32, b: i32, threads: usize) -> Option<i32> {
+    /// The value of `board` clamped to `[a, b]` (`a <= b`), by MTD(f) from `guess`, after
+    /// iterative deepening when `deepen`.
+    ///
+    /// All `threads` work on one zero-window probe at a time, sharing the table: the first to
+    /// finish it settles it and the others drop it (see [`Worker::epoch`]); inside a probe
+    /// they keep apart by searching first the moves no other thread is searching (ABDADA's
+    /// deferral, see [`worker`]). With deepening, the probes are first depth-limited
+    /// MTD(f) searches at the depths of [`SearchConfig::deepening`], each starting from the
+    /// value the one before found, which fill the table with best moves and heuristic values;
+    /// then exact ones from the last value, until the proven bounds meet.
+    fn solve(
+        &self,
+        board: &Board,
+        a: i32,
+        b: i32,
+        guess: i32,
+        threads: usize,
+        deepen: bool,
+    ) -> Option<i32> {
         let sh = &self.shared;
         let seeds = board.seeds() as i32;
         let mut lower = clamp(-seeds, a, b);
         let mut upper = clamp(seeds, a, b);
-        {
-            let mut w = Worker::new(sh, 0);
-            if board.final_value(&sh.rules).is_some() || seeds <= sh.leaf {
-                let v = w.search(board, i32::MIN / 2, i32::MAX / 2, 0)?;
-                return Some(clamp(v, a, b));
-            }
+        if board.final_value(&sh.rules).is_some() || seeds <= sh.leaf {
+            let mut w = Worker::new(sh);
+            let v = w.search(board, i32::MIN / 2, i32::MAX / 2)?;
+            return Some(clamp(v, a, b));
         }
         if let Some(e) = sh.table.probe(tt::key(board)) {
             lower = lower.max(clamp(e.lower, a, b));
@@ -725,43 +766,96 @@ impl Search {
         }
         sh.lower.store(lower, Relaxed);
         sh.upper.store(upper, Relaxed);
-        // The first guess: a cheap depth-limited estimate (depth 14 measured best on 6x4:
-        // 30% fewer nodes than starting from 0).
-        let guess = {
-            let mut w = Worker::new(sh, 0);
-            let g = w.estimate(board, GUESS_DEPTH, -1000, 1000);
-            if std::env::var_os("KALAH_TRACE").is_some() {
-                eprintln!("estimate at depth {GUESS_DEPTH}: {g} ({} nodes)", w.nodes);
-            }
-            g
+        let (first, step, last) = self.config.deepening;
+        let floor = Worker::new(sh).floor(seeds);
+        let mut plan = Plan {
+            depth: if deepen && step > 0 && first <= last {
+                first
+            } else {
+                0
+            },
+            dlo: floor,
+            dhi: seeds,
+            floor,
+            seeds,
+            g: guess.clamp(-seeds, seeds),
         };
-        sh.guess.store(clamp(guess, lower, upper), Relaxed);
-        *sh.testing.lock().unwrap() = vec![None; threads];
+        let parity = sh.rules.leftover != kalah_solver::Leftover::Discard;
+        let round_up = |v: i32| {
+            if parity && (v ^ seeds) & 1 != 0 {
+                v + 1
+            } else {
+                v
+            }
+        };
+        let round_down = |v: i32| {
+            if parity && (v ^ seeds) & 1 != 0 {
+                v - 1
+            } else {
+                v
+            }
+        };
+        let first_probe = self.next_probe(&mut plan);
+        let state = Mutex::new((plan, first_probe));
+        sh.epoch.fetch_add(1, Relaxed);
         let run = |id: usize| {
-            let mut w = Worker::new(sh, id);
-            while let Some(gamma) = self.next_threshold(id) {
-                w.gamma = Some(gamma);
-                let r = w.search(board, gamma - 1, gamma, 0);
-                w.gamma = None;
-                sh.testing.lock().unwrap()[id] = None;
-                if std::env::var_os("KALAH_TRACE").is_some() {
+            let mut w = Worker::new(sh);
+            loop {
+                let (epoch, probe) = {
+                    let s = state.lock().unwrap();
+                    (sh.epoch.load(Relaxed), s.1)
+                };
+                let Some((depth, gamma)) = probe else { break };
+                if depth > 0 {
+                    self.set_stage_if(id, || format!("deepening {depth}"));
+                }
+                w.epoch = epoch;
+                let r = if depth > 0 {
+                    w.search_depth(board, gamma - 1, gamma, depth)
+                } else {
+                    w.search(board, gamma - 1, gamma).map(|r| (r, true))
+                };
+                let Some((r, proven)) = r else {
+                    if sh.should_stop() {
+                        break;
+                    }
+                    // Another thread settled this probe first.
+                    continue;
+                };
+                let mut s = state.lock().unwrap();
+                if sh.epoch.load(Relaxed) != epoch {
+                    continue;
+                }
+                let plan = &mut s.0;
+                if proven {
+                    if r < gamma {
+                        sh.upper.fetch_min(clamp(round_down(r), a, b), Relaxed);
+                    } else {
+                        sh.lower.fetch_max(clamp(round_up(r), a, b), Relaxed);
+                    }
+                }
+                if depth > 0 {
+                    if r < gamma {
+                        plan.dhi = r.min(plan.dhi);
+                    } else {
+                        plan.dlo = r.max(plan.dlo);
+                    }
+                    if proven {
+                        // The depth-limited search met no horizon: go on exactly.
+                        plan.depth = 0;
+                    }
+                }
+                plan.g = r;
+                if trace() {
                     eprintln!(
-                        "thread {id} probe {gamma} -> {r:?} ({} nodes, bounds [{}, {}])",
-                        w.nodes,
+                        "thread {id} depth {depth} probe {gamma} -> {r} ({} nodes, bounds [{}, {}])",
+                        sh.nodes.load(Relaxed) + w.pending(),
                         sh.lower.load(Relaxed),
                         sh.upper.load(Relaxed)
                     );
                 }
-                let Some(r) = r else {
-                    // Stopped, or another thread settled this probe first.
-                    continue;
-                };
-                if r < gamma {
-                    sh.upper.fetch_min(r.max(a), Relaxed);
-                } else {
-                    sh.lower.fetch_max(r.min(b), Relaxed);
-                }
-                sh.guess.store(r, Relaxed);
+                s.1 = self.next_probe(&mut s.0);
+                sh.epoch.fetch_add(1, Relaxed);
             }
             w.flush();
         };
@@ -780,4 +874,27 @@ impl Search {
             None
         }
     }
+
+    /// Sets the stage from thread 0 only (so that threads do not fight over it).
+    fn set_stage_if(&self, id: usize, stage: impl FnOnce() -> String) {
+        if id == 0 {
+            self.set_stage(stage());
+        }
+    }
+}
+
+/// Where [`Search::solve`] stands: the depth of its probes (0: exact) with the bounds of the
+/// depth-limited value at that depth, and the guess the next probe starts from.
+struct Plan {
+    depth: u32,
+    dlo: i32,
+    dhi: i32,
+    floor: i32,
+    seeds: i32,
+    g: i32,
+}
+
+/// `KALAH_TRACE` set: probes are logged on stderr (for experiments).
+fn trace() -> bool {
+    std::env::var_os("KALAH_TRACE").is_some()
 }

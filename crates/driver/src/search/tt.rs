@@ -18,6 +18,12 @@ const WAYS: usize = 4;
 pub const NO_MOVE: u8 = 15;
 
 /// What the table knows about one board.
+///
+/// Two kinds of knowledge live side by side and never mix: *proven* bounds (`lower`, `upper`,
+/// true of the game-theoretic value whatever search found them) and a *heuristic* bound
+/// (`hval` of kind `hkind`, found by a depth-limited search `hdepth` moves deep with the store
+/// difference as the value at its horizon), which orders moves and cuts only depth-limited
+/// searches. A checkpoint saves the proven part and the best move only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
     /// A proven lower bound on the value.
@@ -28,14 +34,45 @@ pub struct Entry {
     pub best: u8,
     /// log2 of the nodes searched to prove the bounds (0..=63).
     pub work: u8,
+    /// The heuristic value (-256..=255), meaningful when `hkind` is not [`H_NONE`].
+    pub hval: i32,
+    /// What `hval` is: [`H_NONE`], [`H_LOWER`], [`H_UPPER`] or [`H_EXACT`].
+    pub hkind: u8,
+    /// The depth of the search that found `hval` (0..=63).
+    pub hdepth: u8,
 }
 
+/// No heuristic value.
+pub const H_NONE: u8 = 0;
+/// `hval` is a lower bound on the depth-limited value.
+pub const H_LOWER: u8 = 1;
+/// `hval` is an upper bound on the depth-limited value.
+pub const H_UPPER: u8 = 2;
+/// `hval` is the depth-limited value.
+pub const H_EXACT: u8 = 3;
+
 impl Entry {
+    /// Proven bounds with no heuristic part.
+    pub fn proven(lower: i32, upper: i32, best: u8, work: u8) -> Entry {
+        Entry {
+            lower,
+            upper,
+            best,
+            work,
+            hval: 0,
+            hkind: H_NONE,
+            hdepth: 0,
+        }
+    }
+
     fn pack(self) -> u64 {
         (self.lower as i16 as u16 as u64)
             | ((self.upper as i16 as u16 as u64) << 16)
             | (((self.best & 15) as u64) << 32)
             | (((self.work & 63) as u64) << 36)
+            | ((((self.hval + 256) as u64) & 511) << 42)
+            | (((self.hkind & 3) as u64) << 51)
+            | (((self.hdepth & 63) as u64) << 53)
     }
 
     fn unpack(d: u64) -> Entry {
@@ -44,17 +81,35 @@ impl Entry {
             upper: ((d >> 16) as u16) as i16 as i32,
             best: ((d >> 32) & 15) as u8,
             work: ((d >> 36) & 63) as u8,
+            hval: ((d >> 42) & 511) as i32 - 256,
+            hkind: ((d >> 51) & 3) as u8,
+            hdepth: ((d >> 53) & 63) as u8,
         }
     }
 
-    /// Packs the entry into its data word (for checkpoints).
+    /// Packs the proven part and the best move into a data word (for checkpoints).
     pub fn to_word(self) -> u64 {
-        self.pack()
+        Entry::proven(self.lower, self.upper, self.best, self.work).pack()
     }
 
-    /// Reads an entry back from its data word.
+    /// Reads an entry back from its data word (the heuristic part is dropped).
     pub fn from_word(d: u64) -> Entry {
-        Entry::unpack(d)
+        let e = Entry::unpack(d);
+        Entry::proven(e.lower, e.upper, e.best, e.work)
+    }
+
+    /// The heuristic bounds `(low, high)` on the depth-limited value when the entry has a
+    /// heuristic part at least `depth` deep.
+    #[inline]
+    pub fn heuristic(&self, depth: u32) -> Option<(i32, i32)> {
+        if self.hkind == H_NONE || (self.hdepth as u32) < depth {
+            return None;
+        }
+        Some(match self.hkind {
+            H_LOWER => (self.hval, i32::MAX),
+            H_UPPER => (i32::MIN, self.hval),
+            _ => (self.hval, self.hval),
+        })
     }
 }
 
@@ -169,8 +224,10 @@ impl Table {
         None
     }
 
-    /// Records proven bounds, merged with what is known already about the same board. Another
-    /// board's entry is replaced when the bucket is full: the one with the least work goes.
+    /// Records proven bounds and heuristic knowledge, merged with what is known already about
+    /// the same board: proven bounds are intersected, a heuristic part replaces an older one
+    /// no deeper than itself, a missing best move keeps the old one. Another board's entry is
+    /// replaced when the bucket is full: the one with the least work goes.
     #[inline]
     pub fn store(&self, key: u64, mut e: Entry) {
         let base = self.bucket(key);
@@ -186,10 +243,18 @@ impl Table {
                 if lower <= upper {
                     e.lower = lower;
                     e.upper = upper;
-                    if e.best == NO_MOVE {
-                        e.best = old.best;
-                    }
                     e.work = e.work.max(old.work);
+                } else {
+                    // Proven bounds never disagree; only a hash collision gets here.
+                    e.hkind = H_NONE;
+                }
+                if e.best == NO_MOVE {
+                    e.best = old.best;
+                }
+                if old.hkind != H_NONE && (e.hkind == H_NONE || e.hdepth < old.hdepth) {
+                    e.hval = old.hval;
+                    e.hkind = old.hkind;
+                    e.hdepth = old.hdepth;
                 }
                 victim = w;
                 break;
@@ -231,7 +296,7 @@ impl Table {
             }
             let e = Entry::unpack(d);
             if e.work >= min_work || e.lower == e.upper {
-                out.push((k ^ d, e));
+                out.push((k ^ d, Entry::from_word(d)));
             }
         }
         out
@@ -242,6 +307,56 @@ impl Table {
         for w in self.words().iter() {
             w.store(0, Relaxed);
         }
+    }
+}
+
+/// The boards some thread is searching now (ABDADA's "busy" mark), so that another thread
+/// reaching the same board as a sibling of others takes the others first. A direct-mapped
+/// array of keys: a collision only loses a mark, and a stale mark only changes an order, so
+/// it is a hint that never affects a value.
+pub struct Busy {
+    slots: Box<[AtomicU64]>,
+}
+
+/// Slots of [`Busy`] (a power of two): far more than the boards that a few threads are
+/// searching at once near the root.
+const BUSY_SLOTS: usize = 1 << 14;
+
+impl Busy {
+    /// An empty set of marks.
+    pub fn new() -> Busy {
+        Busy {
+            slots: (0..BUSY_SLOTS).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    #[inline]
+    fn slot(&self, key: u64) -> &AtomicU64 {
+        &self.slots[(key >> 8) as usize & (BUSY_SLOTS - 1)]
+    }
+
+    /// Whether a thread marked the board of `key` and has not yet unmarked it.
+    #[inline]
+    pub fn contains(&self, key: u64) -> bool {
+        self.slot(key).load(Relaxed) == key
+    }
+
+    /// Marks the board of `key` as being searched.
+    #[inline]
+    pub fn mark(&self, key: u64) {
+        self.slot(key).store(key, Relaxed);
+    }
+
+    /// Removes the mark of `key`, if it is still there.
+    #[inline]
+    pub fn unmark(&self, key: u64) {
+        let _ = self.slot(key).compare_exchange(key, 0, Relaxed, Relaxed);
+    }
+}
+
+impl Default for Busy {
+    fn default() -> Self {
+        Busy::new()
     }
 }
 
@@ -310,23 +425,20 @@ mod tests {
     #[test]
     fn pack_round_trip() {
         for e in [
+            Entry::proven(-255, 255, 3, 63),
+            Entry::proven(0, 0, NO_MOVE, 0),
+            Entry::proven(-3, -1, 7, 12),
             Entry {
-                lower: -255,
-                upper: 255,
-                best: 3,
-                work: 63,
+                hval: -256,
+                hkind: H_UPPER,
+                hdepth: 63,
+                ..Entry::proven(-3, 9, 2, 5)
             },
             Entry {
-                lower: 0,
-                upper: 0,
-                best: NO_MOVE,
-                work: 0,
-            },
-            Entry {
-                lower: -3,
-                upper: -1,
-                best: 7,
-                work: 12,
+                hval: 255,
+                hkind: H_EXACT,
+                hdepth: 1,
+                ..Entry::proven(-30, 30, 2, 5)
             },
         ] {
             assert_eq!(Entry::unpack(e.pack()), e);
@@ -336,23 +448,10 @@ mod tests {
     #[test]
     fn store_merges_and_replaces() {
         let t = Table::with_buckets(1);
-        let e = |lower, upper, work| Entry {
-            lower,
-            upper,
-            best: NO_MOVE,
-            work,
-        };
+        let e = |lower, upper, work| Entry::proven(lower, upper, NO_MOVE, work);
         t.store(5 << 20, e(-4, 10, 3));
         t.store(5 << 20, e(-10, 6, 2));
-        assert_eq!(
-            t.probe(5 << 20),
-            Some(Entry {
-                lower: -4,
-                upper: 6,
-                best: NO_MOVE,
-                work: 3
-            })
-        );
+        assert_eq!(t.probe(5 << 20), Some(Entry::proven(-4, 6, NO_MOVE, 3)));
         for k in 1..=4u64 {
             t.store((k << 32) | 1, e(0, 0, 10));
         }

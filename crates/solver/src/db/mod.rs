@@ -1056,6 +1056,13 @@ impl Database {
         })
     }
 
+    /// Keeps only the levels `0..=max_seeds` (the others are closed): a search over a smaller
+    /// database than the directory holds, for comparisons of database sizes.
+    pub fn keep_levels(&mut self, max_seeds: u32) {
+        self.levels.truncate(max_seeds as usize + 1);
+        self.memory = None;
+    }
+
     /// Decodes every rans and zstd level (checking every block) into memory, so that probes
     /// become plain array reads instead of block reads: one byte per position (1.25e9 bytes
     /// for the 24-seed database of 6 houses), in huge pages where the system gives them.
