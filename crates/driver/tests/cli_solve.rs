@@ -292,3 +292,29 @@ fn solve_over_stored_and_zstd_databases_agrees_and_reports_the_load() {
     ]);
     assert_eq!(answers[0], (alone["value"].clone(), alone["moves"].clone()));
 }
+
+#[test]
+fn guesses_deepening_and_threads_change_the_work_not_the_answer() {
+    // 5 houses, 3 seeds, empty capture, every opening move: from a wrong guess and from the
+    // right one, with and without deepening, on one and two threads, the same values.
+    let base = ["--houses", "5", "--seeds", "3", "--capture", "empty", "--all-moves"];
+    let reference = solve_json(&base);
+    for extra in [
+        &["--guess", "-9", "--threads", "1"][..],
+        &["--guess", "2", "--threads", "2"],
+        &["--deepening", "off", "--threads", "2"],
+        &["--deepening", "2,2,9", "--threads", "1"],
+    ] {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        let got = solve_json(&args);
+        for key in ["value", "moves", "best"] {
+            assert_eq!(got[key], reference[key], "{extra:?}: {key}");
+        }
+    }
+    for bad in ["5,3", "0,3,9", "9,3,5", "a,b,c"] {
+        let (code, _, err) = kalah(&["solve", "--houses", "4", "--seeds", "2", "--deepening", bad]);
+        assert_eq!(code, 2, "--deepening {bad}: {err}");
+        assert!(err.contains("deepening"), "{err}");
+    }
+}
