@@ -297,7 +297,15 @@ fn solve_over_stored_and_zstd_databases_agrees_and_reports_the_load() {
 fn guesses_deepening_and_threads_change_the_work_not_the_answer() {
     // 5 houses, 3 seeds, empty capture, every opening move: from a wrong guess and from the
     // right one, with and without deepening, on one and two threads, the same values.
-    let base = ["--houses", "5", "--seeds", "3", "--capture", "empty", "--all-moves"];
+    let base = [
+        "--houses",
+        "5",
+        "--seeds",
+        "3",
+        "--capture",
+        "empty",
+        "--all-moves",
+    ];
     let reference = solve_json(&base);
     for extra in [
         &["--guess", "-9", "--threads", "1"][..],

@@ -130,11 +130,17 @@ pub fn open_endgame(
 
 /// A progress line for a spinner.
 pub fn progress_message(p: &Progress) -> String {
-    let moves = if p.moves_total > 0 {
+    let mut moves = if p.moves_total > 0 {
         format!(" | moves {}/{}", p.moves_done, p.moves_total)
     } else {
         String::new()
     };
+    if p.probe_moves_total > 0 {
+        moves += &format!(
+            " | this probe: {}/{} moves settled",
+            p.probe_moves_done, p.probe_moves_total
+        );
+    }
     format!(
         "{} | bounds [{:+}, {:+}]{moves} | {} nodes | {:.2} Mnodes/s | table {:.0}%",
         p.stage,

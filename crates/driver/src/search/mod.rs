@@ -149,6 +149,11 @@ pub struct Progress {
     pub moves_done: usize,
     /// Root moves in all (with `all_moves`; 0 without).
     pub moves_total: usize,
+    /// Moves of the position being solved that the probe under way has settled (for a probe
+    /// that fails, every move must be settled: the share done measures its progress).
+    pub probe_moves_done: usize,
+    /// Moves of that position that the probe must look at (0 before it gets there).
+    pub probe_moves_total: usize,
 }
 
 /// Why a search gave no answer.
@@ -224,6 +229,11 @@ pub(crate) struct Shared {
     stage: Mutex<String>,
     moves_done: AtomicUsize,
     moves_total: AtomicUsize,
+    /// The key of the position being solved, and its moves settled and to settle in the probe
+    /// under way (see [`Progress::probe_moves_done`]).
+    pub root_key: AtomicU64,
+    pub root_done: AtomicUsize,
+    pub root_total: AtomicUsize,
 }
 
 impl Shared {
@@ -336,6 +346,9 @@ impl Search {
                 stage: Mutex::new(String::new()),
                 moves_done: AtomicUsize::new(0),
                 moves_total: AtomicUsize::new(0),
+                root_key: AtomicU64::new(0),
+                root_done: AtomicUsize::new(0),
+                root_total: AtomicUsize::new(0),
             },
             config,
         }
@@ -529,6 +542,8 @@ impl Search {
             seconds,
             moves_done: sh.moves_done.load(Relaxed),
             moves_total: sh.moves_total.load(Relaxed),
+            probe_moves_done: sh.root_done.load(Relaxed),
+            probe_moves_total: sh.root_total.load(Relaxed),
         }
     }
 
@@ -797,6 +812,9 @@ impl Search {
         };
         let first_probe = self.next_probe(&mut plan);
         let state = Mutex::new((plan, first_probe));
+        sh.root_key.store(tt::key(board), Relaxed);
+        sh.root_done.store(0, Relaxed);
+        sh.root_total.store(0, Relaxed);
         sh.epoch.fetch_add(1, Relaxed);
         let run = |id: usize| {
             let mut w = Worker::new(sh);
@@ -806,9 +824,13 @@ impl Search {
                     (sh.epoch.load(Relaxed), s.1)
                 };
                 let Some((depth, gamma)) = probe else { break };
-                if depth > 0 {
-                    self.set_stage_if(id, || format!("deepening {depth}"));
-                }
+                self.set_stage_if(id, || {
+                    if depth > 0 {
+                        format!("deepening {depth}: is it {gamma:+} or more?")
+                    } else {
+                        format!("exact: is it {gamma:+} or more?")
+                    }
+                });
                 w.epoch = epoch;
                 let r = if depth > 0 {
                     w.search_depth(board, gamma - 1, gamma, depth)
@@ -855,6 +877,8 @@ impl Search {
                     );
                 }
                 s.1 = self.next_probe(&mut s.0);
+                sh.root_done.store(0, Relaxed);
+                sh.root_total.store(0, Relaxed);
                 sh.epoch.fetch_add(1, Relaxed);
             }
             w.flush();
@@ -866,6 +890,8 @@ impl Search {
             }
             run(0);
         });
+        sh.root_key.store(0, Relaxed);
+        sh.root_total.store(0, Relaxed);
         let lo = sh.lower.load(Relaxed);
         let hi = sh.upper.load(Relaxed);
         if lo >= hi {

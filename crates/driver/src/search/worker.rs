@@ -376,6 +376,15 @@ impl<'a> Worker<'a> {
         let mut deferred = [0u8; 8];
         let mut n_deferred = 0;
         let abdada = self.threads > 1;
+        let root = key == self.shared.root_key.load(Relaxed);
+        let mut settled = n - kids[..n]
+            .iter()
+            .filter(|k| k.upper > alpha && k.lower < k.upper)
+            .count();
+        if root {
+            self.shared.root_total.store(n, Relaxed);
+            self.shared.root_done.fetch_max(settled, Relaxed);
+        }
         for pass in 0..2 {
             let (list, len) = if pass == 0 {
                 ([0, 1, 2, 3, 4, 5, 6, 7], n)
@@ -424,6 +433,10 @@ impl<'a> Worker<'a> {
                     r?
                 };
                 all_proven &= proven;
+                if root && open {
+                    settled += 1;
+                    self.shared.root_done.fetch_max(settled, Relaxed);
+                }
                 if v > best {
                     best = v;
                     best_move = kid.house;
