@@ -509,10 +509,9 @@ impl Search {
         self.set_stage(format!("first turn {}/{total}", done + 1));
         let seeds = board.seeds() as i32;
         let (a, b) = window.unwrap_or((-seeds, seeds));
-        let guess = clamp(0, a, b);
         let threads = self.config.threads.max(1);
         let r = self.monitored(start, None, progress, cancel, || {
-            self.solve(board, a, b, guess, threads, true)
+            self.solve(board, a, b, None, threads, true)
         });
         let nodes = sh.nodes.load(Relaxed);
         if let Some(e) = sh.db_error.lock().unwrap().take() {
@@ -579,10 +578,7 @@ impl Search {
             Goal::Exact => (-seeds, seeds),
             Goal::Sign { around } => (around - 1, around + 1),
         };
-        let guess = self.config.guess.unwrap_or(match goal {
-            Goal::Exact => 0,
-            Goal::Sign { around } => around,
-        });
+        let guess = self.config.guess;
         let bounds = |c: i32| -> (i32, i32) {
             match goal {
                 Goal::Exact => (c, c),
@@ -612,7 +608,7 @@ impl Search {
                     Some(v) => v,
                     None => {
                         self.set_stage(format!("move {} ({}/{})", h + 1, i + 1, legal.len()));
-                        let v = self.solve_move(board, h, a, b, guess, threads, deepen)?;
+                        let v = self.solve_move(board, h, a, b, None, threads, deepen)?;
                         ck.lock().unwrap().moves.push((h, v));
                         v
                     }
@@ -637,7 +633,7 @@ impl Search {
             // The best move for the proven bound: the first one reaching it, the table's best
             // move (which the proof found) tried first.
             for h in self.move_order(board) {
-                let v = self.solve_move(board, h, a, b, value, threads, false)?;
+                let v = self.solve_move(board, h, a, b, Some(value), threads, false)?;
                 if v == value {
                     moves.push((h, v));
                     break;
@@ -658,7 +654,7 @@ impl Search {
             let order = self.move_order(&b);
             let mut chosen = None;
             for h in order {
-                if self.solve_move(&b, h, v - 1, v, v, threads, false)? >= v {
+                if self.solve_move(&b, h, v - 1, v, Some(v), threads, false)? >= v {
                     chosen = Some(h);
                     break;
                 }
@@ -691,7 +687,8 @@ impl Search {
             .collect()
     }
 
-    /// The value of sowing `house` first, clamped to `[a, b]`; `guess` is a guess of it.
+    /// The value of sowing `house` first, clamped to `[a, b]`; `guess` is a known value or
+    /// a good guess of it.
     #[allow(clippy::too_many_arguments)]
     fn solve_move(
         &self,
@@ -699,7 +696,7 @@ impl Search {
         house: usize,
         a: i32,
         b: i32,
-        guess: i32,
+        guess: Option<i32>,
         threads: usize,
         deepen: bool,
     ) -> Option<i32> {
@@ -707,9 +704,27 @@ impl Search {
         let next = s.next();
         let gain = s.gain as i32;
         if s.extra_turn {
-            Some(gain + self.solve(&next, a - gain, b - gain, guess - gain, threads, deepen)?)
+            Some(
+                gain + self.solve(
+                    &next,
+                    a - gain,
+                    b - gain,
+                    guess.map(|g| g - gain),
+                    threads,
+                    deepen,
+                )?,
+            )
         } else {
-            Some(gain - self.solve(&next, gain - b, gain - a, gain - guess, threads, deepen)?)
+            Some(
+                gain - self.solve(
+                    &next,
+                    gain - b,
+                    gain - a,
+                    guess.map(|g| gain - g),
+                    threads,
+                    deepen,
+                )?,
+            )
         }
     }
 
@@ -732,7 +747,7 @@ impl Search {
             }
             plan.depth += step;
             if plan.depth > last {
-                plan.depth = 0;
+                plan.start_exact();
             }
             (plan.dlo, plan.dhi) = (plan.floor, plan.seeds);
         }
@@ -744,8 +759,9 @@ impl Search {
         Some((0, clamp(plan.g, lo + 1, hi)))
     }
 
-    /// The value of `board` clamped to `[a, b]` (`a <= b`), by MTD(f) from `guess`, after
-    /// iterative deepening when `deepen`.
+    /// The value of `board` clamped to `[a, b]` (`a <= b`), by MTD(f), after iterative
+    /// deepening when `deepen`. The exact probes start from `guess` when there is one (a
+    /// known value), otherwise from the deepening's last value (or 0).
     ///
     /// All `threads` work on one zero-window probe at a time, sharing the table: the first to
     /// finish it settles it and the others drop it (see [`Worker::epoch`]); inside a probe
@@ -759,7 +775,7 @@ impl Search {
         board: &Board,
         a: i32,
         b: i32,
-        guess: i32,
+        guess: Option<i32>,
         threads: usize,
         deepen: bool,
     ) -> Option<i32> {
@@ -793,7 +809,8 @@ impl Search {
             dhi: seeds,
             floor,
             seeds,
-            g: guess.clamp(-seeds, seeds),
+            g: guess.unwrap_or(0).clamp(-seeds, seeds),
+            known: guess.map(|g| g.clamp(-seeds, seeds)),
         };
         let parity = sh.rules.leftover != kalah_solver::Leftover::Discard;
         let round_up = |v: i32| {
@@ -862,12 +879,14 @@ impl Search {
                     } else {
                         plan.dlo = r.max(plan.dlo);
                     }
+                    plan.g = r;
                     if proven {
                         // The depth-limited search met no horizon: go on exactly.
-                        plan.depth = 0;
+                        plan.start_exact();
                     }
+                } else {
+                    plan.g = r;
                 }
-                plan.g = r;
                 if trace() {
                     eprintln!(
                         "thread {id} depth {depth} probe {gamma} -> {r} ({} nodes, bounds [{}, {}])",
@@ -918,6 +937,18 @@ struct Plan {
     floor: i32,
     seeds: i32,
     g: i32,
+    /// The value the exact probes start from, when known beforehand.
+    known: Option<i32>,
+}
+
+impl Plan {
+    /// Ends the deepening: the exact probes start from the known value if there is one.
+    fn start_exact(&mut self) {
+        self.depth = 0;
+        if let Some(k) = self.known {
+            self.g = k;
+        }
+    }
 }
 
 /// `KALAH_TRACE` set: probes are logged on stderr (for experiments).
