@@ -140,6 +140,9 @@ pub fn progress_message(p: &Progress) -> String {
             " | this probe: {}/{} moves settled",
             p.probe_moves_done, p.probe_moves_total
         );
+        if let Some(share) = p.probe_share {
+            moves += &format!(", about {:.4}% done", share * 100.0);
+        }
     }
     format!(
         "{} | bounds [{:+}, {:+}]{moves} | {} nodes | {:.2} Mnodes/s | table {:.0}%",

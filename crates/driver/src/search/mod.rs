@@ -154,6 +154,9 @@ pub struct Progress {
     pub probe_moves_done: usize,
     /// Moves of that position that the probe must look at (0 before it gets there).
     pub probe_moves_total: usize,
+    /// An estimate of the share of the probe under way that is done (see `Odometer`), when
+    /// a probe is under way.
+    pub probe_share: Option<f64>,
 }
 
 /// Why a search gave no answer.
@@ -229,11 +232,74 @@ pub(crate) struct Shared {
     stage: Mutex<String>,
     moves_done: AtomicUsize,
     moves_total: AtomicUsize,
-    /// The key of the position being solved, and its moves settled and to settle in the probe
-    /// under way (see [`Progress::probe_moves_done`]).
-    pub root_key: AtomicU64,
-    pub root_done: AtomicUsize,
-    pub root_total: AtomicUsize,
+    /// Where thread 0 is in the probe under way (see [`Odometer`]).
+    pub odometer: Odometer,
+}
+
+/// Plies of the probe under way that the [`Odometer`] follows.
+pub(crate) const ODOMETER_PLIES: usize = 12;
+
+/// Thread 0's place in the probe under way, ply by ply: at each node of its path, the moves
+/// settled, the moves to settle, and whether the node is expected to need all of them (a node
+/// expected to fail low, where every move must be refuted) or one (expected to cut off). From
+/// it, the share of the probe done: at each expected all-node, the share of its moves settled,
+/// weighed by the shares of the all-nodes above (the classic odometer estimate of a tree
+/// search; expected cut-nodes count as one move). Written by one thread, read by the progress
+/// display; relaxed atomics, a display only.
+pub(crate) struct Odometer {
+    /// Per ply: done (bits 0..16), total (16..32), expected all-node (bit 32).
+    levels: [AtomicU64; ODOMETER_PLIES],
+    /// Plies of the path that are current.
+    len: AtomicUsize,
+}
+
+impl Odometer {
+    fn new() -> Odometer {
+        Odometer {
+            levels: [const { AtomicU64::new(0) }; ODOMETER_PLIES],
+            len: AtomicUsize::new(0),
+        }
+    }
+
+    /// Records the node at `ply` of the path (the plies below it are no longer current).
+    #[inline]
+    pub fn set(&self, ply: usize, done: usize, total: usize, all: bool) {
+        self.levels[ply].store(
+            (done as u64 & 0xffff) | ((total as u64 & 0xffff) << 16) | ((all as u64) << 32),
+            Relaxed,
+        );
+        self.len.store(ply + 1, Relaxed);
+    }
+
+    fn clear(&self) {
+        self.len.store(0, Relaxed);
+    }
+
+    /// (moves settled, moves) at the first ply, and the estimated share of the probe done.
+    fn read(&self) -> (usize, usize, Option<f64>) {
+        let len = self.len.load(Relaxed).min(ODOMETER_PLIES);
+        if len == 0 {
+            return (0, 0, None);
+        }
+        let (mut share, mut weight) = (0.0, 1.0);
+        let mut first = (0, 0);
+        for (i, l) in self.levels[..len].iter().enumerate() {
+            let w = l.load(Relaxed);
+            let (done, total, all) = (
+                (w & 0xffff) as usize,
+                ((w >> 16) & 0xffff) as usize,
+                w >> 32 != 0,
+            );
+            if i == 0 {
+                first = (done, total);
+            }
+            if all && total > 0 {
+                share += weight * done.min(total) as f64 / total as f64;
+                weight /= total as f64;
+            }
+        }
+        (first.0, first.1, Some(share.min(1.0)))
+    }
 }
 
 impl Shared {
@@ -346,9 +412,7 @@ impl Search {
                 stage: Mutex::new(String::new()),
                 moves_done: AtomicUsize::new(0),
                 moves_total: AtomicUsize::new(0),
-                root_key: AtomicU64::new(0),
-                root_done: AtomicUsize::new(0),
-                root_total: AtomicUsize::new(0),
+                odometer: Odometer::new(),
             },
             config,
         }
@@ -531,6 +595,7 @@ impl Search {
         let sh = &self.shared;
         let seconds = start.elapsed().as_secs_f64();
         let nodes = sh.nodes.load(Relaxed);
+        let odo = sh.odometer.read();
         Progress {
             stage: sh.stage.lock().unwrap().clone(),
             lower: sh.lower.load(Relaxed),
@@ -541,8 +606,9 @@ impl Search {
             seconds,
             moves_done: sh.moves_done.load(Relaxed),
             moves_total: sh.moves_total.load(Relaxed),
-            probe_moves_done: sh.root_done.load(Relaxed),
-            probe_moves_total: sh.root_total.load(Relaxed),
+            probe_moves_done: odo.0,
+            probe_moves_total: odo.1,
+            probe_share: odo.2,
         }
     }
 
@@ -829,16 +895,14 @@ impl Search {
         };
         let first_probe = self.next_probe(&mut plan);
         let state = Mutex::new((plan, first_probe));
-        sh.root_key.store(tt::key(board), Relaxed);
-        sh.root_done.store(0, Relaxed);
-        sh.root_total.store(0, Relaxed);
+        sh.odometer.clear();
         sh.epoch.fetch_add(1, Relaxed);
         let run = |id: usize| {
             let mut w = Worker::new(sh);
             loop {
-                let (epoch, probe) = {
+                let (epoch, probe, g) = {
                     let s = state.lock().unwrap();
-                    (sh.epoch.load(Relaxed), s.1)
+                    (sh.epoch.load(Relaxed), s.1, s.0.g)
                 };
                 let Some((depth, gamma)) = probe else { break };
                 self.set_stage_if(id, || {
@@ -849,6 +913,10 @@ impl Search {
                     }
                 });
                 w.epoch = epoch;
+                // Thread 0 keeps the odometer; the root is expected to fail low when the
+                // threshold is above the guess.
+                w.track = id == 0;
+                w.expect_all = gamma > g;
                 let r = if depth > 0 {
                     w.search_depth(board, gamma - 1, gamma, depth)
                 } else {
@@ -896,8 +964,7 @@ impl Search {
                     );
                 }
                 s.1 = self.next_probe(&mut s.0);
-                sh.root_done.store(0, Relaxed);
-                sh.root_total.store(0, Relaxed);
+                sh.odometer.clear();
                 sh.epoch.fetch_add(1, Relaxed);
             }
             w.flush();
@@ -909,8 +976,7 @@ impl Search {
             }
             run(0);
         });
-        sh.root_key.store(0, Relaxed);
-        sh.root_total.store(0, Relaxed);
+        sh.odometer.clear();
         let lo = sh.lower.load(Relaxed);
         let hi = sh.upper.load(Relaxed);
         if lo >= hi {

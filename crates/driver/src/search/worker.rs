@@ -3,7 +3,7 @@
 //! left and move ordering.
 
 use super::tt::{self, Entry, Table, NO_MOVE};
-use super::Shared;
+use super::{Shared, ODOMETER_PLIES};
 use kalah_solver::{Board, Capture, Leftover, Rules};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -47,6 +47,12 @@ pub(crate) struct Worker<'a> {
     /// Whether every value has the parity of the seeds in the houses (every seed ends in a
     /// store unless the leftover rule discards seeds), so that proven bounds round to it.
     parity: bool,
+    /// Whether this worker keeps the shared [`super::Odometer`] (thread 0).
+    pub track: bool,
+    /// The ply of the node being searched below the probe's root.
+    ply: usize,
+    /// Whether that node is expected to fail low (need all its moves).
+    pub expect_all: bool,
     /// Threads of the search (ABDADA's deferral only with more than one).
     threads: usize,
 }
@@ -62,6 +68,9 @@ impl<'a> Worker<'a> {
             pending: 0,
             parity: shared.rules.leftover != Leftover::Discard,
             threads: shared.threads,
+            track: false,
+            ply: 0,
+            expect_all: false,
         }
     }
 
@@ -376,14 +385,15 @@ impl<'a> Worker<'a> {
         let mut deferred = [0u8; 8];
         let mut n_deferred = 0;
         let abdada = self.threads > 1;
-        let root = key == self.shared.root_key.load(Relaxed);
+        let ply = self.ply;
+        let all = self.expect_all;
+        let tracked = self.track && ply < ODOMETER_PLIES;
         let mut settled = n - kids[..n]
             .iter()
             .filter(|k| k.upper > alpha && k.lower < k.upper)
             .count();
-        if root {
-            self.shared.root_total.store(n, Relaxed);
-            self.shared.root_done.fetch_max(settled, Relaxed);
+        if tracked {
+            self.shared.odometer.set(ply, settled, n, all);
         }
         for pass in 0..2 {
             let (list, len) = if pass == 0 {
@@ -408,6 +418,8 @@ impl<'a> Worker<'a> {
                     if abdada {
                         self.shared.busy.mark(kid.key);
                     }
+                    self.ply += 1;
+                    self.expect_all = if kid.extra { all } else { !all };
                     let r = if kid.extra {
                         self.node::<H>(
                             &kid.next,
@@ -430,12 +442,14 @@ impl<'a> Worker<'a> {
                     if abdada {
                         self.shared.busy.unmark(kid.key);
                     }
+                    self.ply = ply;
+                    self.expect_all = all;
                     r?
                 };
                 all_proven &= proven;
-                if root && open {
+                if tracked && open {
                     settled += 1;
-                    self.shared.root_done.fetch_max(settled, Relaxed);
+                    self.shared.odometer.set(ply, settled, n, all);
                 }
                 if v > best {
                     best = v;
