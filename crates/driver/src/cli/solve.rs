@@ -143,6 +143,15 @@ pub fn progress_message(p: &Progress) -> String {
         if let Some(share) = p.probe_share {
             moves += &format!(", about {:.4}% done", share * 100.0);
         }
+        if !p.probe_path.is_empty() {
+            // Per ply: moves settled/moves, "a" where every move must be settled.
+            let path: Vec<String> = p
+                .probe_path
+                .iter()
+                .map(|&(d, t, all)| format!("{d}/{t}{}", if all { "a" } else { "" }))
+                .collect();
+            moves += &format!(" (path {})", path.join(" "));
+        }
     }
     format!(
         "{} | bounds [{:+}, {:+}]{moves} | {} nodes | {:.2} Mnodes/s | table {:.0}%",

@@ -157,6 +157,9 @@ pub struct Progress {
     /// An estimate of the share of the probe under way that is done (see `Odometer`), when
     /// a probe is under way.
     pub probe_share: Option<f64>,
+    /// Thread 0's path through that probe: per ply, moves settled, moves, and whether the
+    /// node is expected to need every move (see `Odometer`).
+    pub probe_path: Vec<(usize, usize, bool)>,
 }
 
 /// Why a search gave no answer.
@@ -273,6 +276,22 @@ impl Odometer {
 
     fn clear(&self) {
         self.len.store(0, Relaxed);
+    }
+
+    /// The path: (moves settled, moves, expected all-node) per ply.
+    fn path(&self) -> Vec<(usize, usize, bool)> {
+        let len = self.len.load(Relaxed).min(ODOMETER_PLIES);
+        self.levels[..len]
+            .iter()
+            .map(|l| {
+                let w = l.load(Relaxed);
+                (
+                    (w & 0xffff) as usize,
+                    ((w >> 16) & 0xffff) as usize,
+                    w >> 32 != 0,
+                )
+            })
+            .collect()
     }
 
     /// (moves settled, moves) at the first ply, and the estimated share of the probe done.
@@ -609,6 +628,7 @@ impl Search {
             probe_moves_done: odo.0,
             probe_moves_total: odo.1,
             probe_share: odo.2,
+            probe_path: sh.odometer.path(),
         }
     }
 
@@ -1020,4 +1040,29 @@ impl Plan {
 /// `KALAH_TRACE` set: probes are logged on stderr (for experiments).
 fn trace() -> bool {
     std::env::var_os("KALAH_TRACE").is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn odometer_weighs_all_nodes_down_the_path() {
+        let o = Odometer::new();
+        assert_eq!(o.read(), (0, 0, None));
+        // A cut root (one move counts), an all-node with 1 of 4 moves settled, a cut node,
+        // an all-node with 2 of 5 settled: 1/4 + (1/4)(2/5) = 0.35.
+        o.set(0, 0, 6, false);
+        o.set(1, 1, 4, true);
+        o.set(2, 0, 3, false);
+        o.set(3, 2, 5, true);
+        let (done, total, share) = o.read();
+        assert_eq!((done, total), (0, 6));
+        assert!((share.unwrap() - 0.35).abs() < 1e-9);
+        // Back at ply 1 with its second move settled: the plies below no longer count.
+        o.set(1, 2, 4, true);
+        assert!((o.read().2.unwrap() - 0.5).abs() < 1e-9);
+        o.clear();
+        assert_eq!(o.read().2, None);
+    }
 }

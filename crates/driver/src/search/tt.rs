@@ -423,6 +423,54 @@ mod tests {
     use super::*;
 
     #[test]
+    fn busy_marks_and_unmarks() {
+        let b = Busy::new();
+        let (k1, k2) = (0x1234_5678_9abc_def1u64, 0x0fed_cba9_8765_4321u64);
+        assert!(!b.contains(k1));
+        b.mark(k1);
+        assert!(b.contains(k1) && !b.contains(k2));
+        // Another key in the same slot takes it over; unmarking the first leaves it.
+        let k3 = k1 ^ (1 << 40);
+        b.mark(k3);
+        assert!(b.contains(k3) && !b.contains(k1));
+        b.unmark(k1);
+        assert!(b.contains(k3));
+        b.unmark(k3);
+        assert!(!b.contains(k3));
+    }
+
+    #[test]
+    fn heuristic_parts_stay_apart_from_proven_bounds() {
+        let t = Table::with_buckets(1);
+        let k = 7 << 20;
+        let deep = Entry {
+            hval: 5,
+            hkind: H_LOWER,
+            hdepth: 9,
+            ..Entry::proven(-10, 10, 2, 3)
+        };
+        t.store(k, deep);
+        // A shallower heuristic value does not replace a deeper one; proven bounds merge.
+        t.store(
+            k,
+            Entry {
+                hval: -3,
+                hkind: H_EXACT,
+                hdepth: 4,
+                ..Entry::proven(-6, 12, NO_MOVE, 1)
+            },
+        );
+        let e = t.probe(k).unwrap();
+        assert_eq!((e.lower, e.upper, e.best), (-6, 10, 2));
+        assert_eq!((e.hval, e.hkind, e.hdepth), (5, H_LOWER, 9));
+        assert_eq!(e.heuristic(9), Some((5, i32::MAX)));
+        assert_eq!(e.heuristic(10), None);
+        // A checkpoint keeps the proven part only.
+        let w = Entry::from_word(e.to_word());
+        assert_eq!(w, Entry::proven(-6, 10, 2, e.work));
+    }
+
+    #[test]
     fn pack_round_trip() {
         for e in [
             Entry::proven(-255, 255, 3, 63),
