@@ -77,16 +77,9 @@ impl Default for SearchConfig {
             checkpoint_every: Duration::from_secs(300),
             checkpoint_min_work: 8,
             guess: None,
-            deepening: deepening_from_env().unwrap_or((5, 3, 17)),
+            deepening: (5, 3, 17),
         }
     }
-}
-
-/// `KALAH_DEEPENING=first,step,last` (for experiments).
-fn deepening_from_env() -> Option<(u32, u32, u32)> {
-    let v = std::env::var("KALAH_DEEPENING").ok()?;
-    let p: Vec<u32> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
-    (p.len() == 3).then(|| (p[0], p[1], p[2]))
 }
 
 /// What to prove.
