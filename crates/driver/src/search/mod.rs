@@ -56,7 +56,8 @@ pub struct SearchConfig {
     /// Table entries with bounds proven by fewer than `2^checkpoint_min_work` nodes are not
     /// saved unless they are exact.
     pub checkpoint_min_work: u8,
-    /// The first guess of the value of the position searched (default 0).
+    /// A known value (or a good guess) of the position searched: the exact probes start from
+    /// it (without one, from the deepening's last value).
     pub guess: Option<i32>,
     /// The depths of the depth-limited searches before the exact one: (first, step, last);
     /// a step of 0 searches exactly at once.
