@@ -892,21 +892,6 @@ impl Search {
             g: guess.unwrap_or(0).clamp(-seeds, seeds),
             known: guess.map(|g| g.clamp(-seeds, seeds)),
         };
-        let parity = sh.rules.leftover != kalah_solver::Leftover::Discard;
-        let round_up = |v: i32| {
-            if parity && (v ^ seeds) & 1 != 0 {
-                v + 1
-            } else {
-                v
-            }
-        };
-        let round_down = |v: i32| {
-            if parity && (v ^ seeds) & 1 != 0 {
-                v - 1
-            } else {
-                v
-            }
-        };
         let first_probe = self.next_probe(&mut plan);
         let state = Mutex::new((plan, first_probe));
         sh.odometer.clear();
@@ -950,24 +935,24 @@ impl Search {
                 let plan = &mut s.0;
                 if proven {
                     if r < gamma {
-                        sh.upper.fetch_min(clamp(round_down(r), a, b), Relaxed);
+                        sh.upper
+                            .fetch_min(clamp(w.round_down(r, seeds), a, b), Relaxed);
                     } else {
-                        sh.lower.fetch_max(clamp(round_up(r), a, b), Relaxed);
+                        sh.lower
+                            .fetch_max(clamp(w.round_up(r, seeds), a, b), Relaxed);
                     }
                 }
+                plan.g = r;
                 if depth > 0 {
                     if r < gamma {
                         plan.dhi = r.min(plan.dhi);
                     } else {
                         plan.dlo = r.max(plan.dlo);
                     }
-                    plan.g = r;
                     if proven {
                         // The depth-limited search met no horizon: go on exactly.
                         plan.start_exact();
                     }
-                } else {
-                    plan.g = r;
                 }
                 if trace() {
                     eprintln!(

@@ -164,7 +164,7 @@ impl<'a> Worker<'a> {
 
     /// A proven lower bound raised to the parity of the values (see [`Worker::parity`]).
     #[inline]
-    fn round_up(&self, v: i32, seeds: i32) -> i32 {
+    pub fn round_up(&self, v: i32, seeds: i32) -> i32 {
         if self.parity && (v ^ seeds) & 1 != 0 {
             v + 1
         } else {
@@ -174,7 +174,7 @@ impl<'a> Worker<'a> {
 
     /// A proven upper bound lowered to the parity of the values.
     #[inline]
-    fn round_down(&self, v: i32, seeds: i32) -> i32 {
+    pub fn round_down(&self, v: i32, seeds: i32) -> i32 {
         if self.parity && (v ^ seeds) & 1 != 0 {
             v - 1
         } else {
@@ -388,11 +388,13 @@ impl<'a> Worker<'a> {
         let ply = self.ply;
         let all = self.expect_all;
         let tracked = self.track && ply < ODOMETER_PLIES;
-        let mut settled = n - kids[..n]
-            .iter()
-            .filter(|k| k.upper > alpha && k.lower < k.upper)
-            .count();
+        // Moves settled before any search (by the look-ahead), counted only for the odometer.
+        let mut settled = 0;
         if tracked {
+            settled = n - kids[..n]
+                .iter()
+                .filter(|k| k.upper > alpha && k.lower < k.upper)
+                .count();
             self.shared.odometer.set(ply, settled, n, all);
         }
         for pass in 0..2 {
