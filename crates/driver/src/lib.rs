@@ -4,6 +4,7 @@
 
 #![warn(missing_docs)]
 
+pub mod prove;
 pub mod search;
 
 pub use search::{Analysis, Goal, Pie, PieTurn, Progress, Search, SearchConfig, SearchError};

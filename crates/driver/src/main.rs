@@ -35,6 +35,9 @@ enum Command {
     Db(cli::db::DbArgs),
     /// Prove the value of the start position.
     Solve(cli::solve::SolveArgs),
+    /// Prove the value of the start position in units kept in a ledger (resumable);
+    /// `prove status DIR`, `prove check DIR`.
+    Prove(cli::prove::ProveArgs),
     /// Recompute the published results listed in data/known-results.toml.
     Verify(cli::verify::VerifyArgs),
 }
@@ -46,6 +49,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Query(a) => cli::query::run(a),
         Command::Db(a) => cli::db::run(a),
         Command::Solve(a) => cli::solve::run(a),
+        Command::Prove(a) => cli::prove::run(a),
         Command::Verify(a) => cli::verify::run(a),
     }
 }

@@ -3,6 +3,7 @@
 pub mod common;
 pub mod db;
 pub mod play;
+pub mod prove;
 pub mod query;
 pub mod solve;
 pub mod verify;

@@ -215,7 +215,8 @@ pub(crate) struct Shared {
     pub leaves: tt::LeafCache,
     endgame: Option<Arc<dyn Endgame>>,
     pub nodes: AtomicU64,
-    pub node_limit: Option<u64>,
+    /// The node limit of the call under way (`u64::MAX`: none).
+    pub node_limit: AtomicU64,
     interrupted: AtomicBool,
     db_error: Mutex<Option<DbError>>,
     /// The interval proven so far for what is being solved now.
@@ -415,7 +416,7 @@ impl Search {
                 ),
                 endgame: config.endgame.clone(),
                 nodes: AtomicU64::new(0),
-                node_limit: config.node_limit,
+                node_limit: AtomicU64::new(config.node_limit.unwrap_or(u64::MAX)),
                 interrupted: AtomicBool::new(false),
                 db_error: Mutex::new(None),
                 lower: AtomicI32::new(0),
@@ -464,6 +465,8 @@ impl Search {
         let start = Instant::now();
         let sh = &self.shared;
         sh.nodes.store(0, Relaxed);
+        sh.node_limit
+            .store(self.config.node_limit.unwrap_or(u64::MAX), Relaxed);
         sh.interrupted.store(false, Relaxed);
         *sh.db_error.lock().unwrap() = None;
         sh.moves_done.store(0, Relaxed);
@@ -580,6 +583,8 @@ impl Search {
         let start = Instant::now();
         let sh = &self.shared;
         sh.nodes.store(0, Relaxed);
+        sh.node_limit
+            .store(self.config.node_limit.unwrap_or(u64::MAX), Relaxed);
         sh.interrupted.store(false, Relaxed);
         sh.moves_done.store(done, Relaxed);
         sh.moves_total.store(total, Relaxed);
@@ -602,6 +607,111 @@ impl Search {
                 lower: sh.lower.load(Relaxed),
                 upper: sh.upper.load(Relaxed),
             })
+    }
+
+    /// Answers "is the value of `board` (for the player to move) at least `threshold`?" with
+    /// at most `budget` nodes: `Some(true)` or `Some(false)` when proven, `None` when the
+    /// budget ran out first. What was proven on the way stays in the table, so a later call on
+    /// this board or one below it starts from it. Progress is labelled `stage`; `cancel`
+    /// stops the search with [`SearchError::Interrupted`].
+    pub fn decide(
+        &self,
+        board: &Board,
+        threshold: i32,
+        budget: Option<u64>,
+        stage: &str,
+        progress: &(dyn Fn(&Progress) + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<(Option<bool>, u64), SearchError> {
+        let start = Instant::now();
+        let sh = &self.shared;
+        sh.nodes.store(0, Relaxed);
+        sh.node_limit.store(budget.unwrap_or(u64::MAX), Relaxed);
+        sh.interrupted.store(false, Relaxed);
+        sh.moves_done.store(0, Relaxed);
+        sh.moves_total.store(0, Relaxed);
+        self.set_stage(stage.to_string());
+        let threads = self.config.threads.max(1);
+        let r = self.monitored(start, None, progress, cancel, || {
+            self.solve(board, threshold - 1, threshold, None, threads, true)
+        });
+        let nodes = sh.nodes.load(Relaxed);
+        sh.node_limit.store(u64::MAX, Relaxed);
+        if let Some(e) = sh.db_error.lock().unwrap().take() {
+            return Err(SearchError::Db(e));
+        }
+        match r {
+            Some(v) => Ok((Some(v >= threshold), nodes)),
+            None if cancel.load(Relaxed) => Err(SearchError::Interrupted {
+                nodes,
+                checkpoint: None,
+                stage: stage.to_string(),
+                lower: sh.lower.load(Relaxed),
+                upper: sh.upper.load(Relaxed),
+            }),
+            None => Ok((None, nodes)),
+        }
+    }
+
+    /// A cheap guess of whether the value of `board` is at least `threshold`: a
+    /// depth-limited zero-window search `depth` moves deep (on one thread). Returns the guess,
+    /// whether it is in fact proven (the search met no horizon), and the nodes spent.
+    pub fn guess_at_least(
+        &self,
+        board: &Board,
+        threshold: i32,
+        depth: u32,
+    ) -> Result<(bool, bool, u64), SearchError> {
+        let sh = &self.shared;
+        sh.interrupted.store(false, Relaxed);
+        sh.node_limit.store(u64::MAX, Relaxed);
+        let before = sh.nodes.load(Relaxed);
+        let mut w = Worker::new(sh);
+        w.epoch = sh.epoch.load(Relaxed);
+        let r = w.search_depth(board, threshold - 1, threshold, depth.max(1));
+        w.flush();
+        let nodes = sh.nodes.load(Relaxed) - before;
+        if let Some(e) = sh.db_error.lock().unwrap().take() {
+            return Err(SearchError::Db(e));
+        }
+        match r {
+            Some((v, proven)) => Ok((v >= threshold, proven, nodes)),
+            None => Err(SearchError::Interrupted {
+                nodes,
+                checkpoint: None,
+                stage: "guess".to_string(),
+                lower: 0,
+                upper: 0,
+            }),
+        }
+    }
+
+    /// The exact value of `board` when it needs no search: the game is over, or the board is
+    /// small enough for the database.
+    pub fn known_value(&self, board: &Board) -> Result<Option<i32>, SearchError> {
+        let sh = &self.shared;
+        if let Some(v) = board.final_value(&sh.rules) {
+            return Ok(Some(v));
+        }
+        if (board.seeds() as i32) > sh.leaf {
+            return Ok(None);
+        }
+        match sh.endgame.as_ref().map(|e| e.probe(board)) {
+            Some(Ok(v)) => Ok(v),
+            Some(Err(e)) => Err(SearchError::Db(e)),
+            None => Ok(None),
+        }
+    }
+
+    /// The most seeds of a board the database answers (0 without one).
+    pub fn leaf_seeds(&self) -> u32 {
+        self.shared.leaf.max(0) as u32
+    }
+
+    /// Whether every value has the parity of the seeds in the houses (each seed ends in some
+    /// store), so that "at least `t`" for `t` of the other parity means "at least `t + 1`".
+    pub fn values_have_parity(&self) -> bool {
+        self.shared.rules.leftover != kalah_solver::Leftover::Discard
     }
 
     fn progress(&self, start: Instant) -> Progress {

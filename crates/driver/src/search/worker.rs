@@ -104,10 +104,8 @@ impl<'a> Worker<'a> {
     pub fn flush(&mut self) {
         let total = self.shared.nodes.fetch_add(self.pending, Relaxed) + self.pending;
         self.pending = 0;
-        if let Some(limit) = self.shared.node_limit {
-            if total >= limit {
-                self.shared.interrupt();
-            }
+        if total >= self.shared.node_limit.load(Relaxed) {
+            self.shared.interrupt();
         }
     }
 

@@ -1,0 +1,307 @@
+//! What a ledger proves, derived from its units alone; and `check`, which proves the units
+//! again and compares.
+//!
+//! A question "is the value of `board` at least `t`?" is settled by a proven unit about the
+//! board (a value at least `t` is at least every smaller threshold), by the game's end or the
+//! database, or, for a position the coordinator split (the root, and every unit that ran out of
+//! budget), by its moves: it holds if one move's question does (negated where the turn
+//! passes), and fails if every move's fails. The root records of the ledger are claims; a check
+//! derives each one again from the units and reports any that does not follow.
+
+use super::ledger::{Contents, Record, RootRecord, UnitRecord};
+use super::tree::{questions, Facts};
+use super::ProveError;
+use crate::search::{Progress, Search, SearchError};
+use kalah_solver::{Board, Rules};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// Plies below the root beyond which a derivation gives up (the coordinator's trees are far
+/// shallower).
+const MAX_PLIES: usize = 200;
+
+/// Derives answers from a ledger's units.
+pub struct Derivation<'a> {
+    search: &'a Search,
+    rules: Rules,
+    facts: Facts,
+    split: HashSet<Board>,
+    /// Boards this small were answered by the database of some unit's prover: a check with a
+    /// smaller database searches them.
+    db_seeds: u32,
+    memo: HashMap<(Board, i32), Option<bool>>,
+    /// Nodes spent searching boards the ledger's database covered and this one does not.
+    pub nodes: u64,
+    search_small: bool,
+}
+
+impl<'a> Derivation<'a> {
+    /// The facts of `units` (an error if two contradict each other) over `search`'s database.
+    pub fn new(
+        search: &'a Search,
+        rules: &Rules,
+        units: &[&UnitRecord],
+    ) -> Result<Derivation<'a>, String> {
+        let mut facts = Facts::default();
+        let mut split = HashSet::new();
+        split.insert(Board::start(rules));
+        let mut db_seeds = 0;
+        for u in units {
+            match u.verdict.truth() {
+                Some(h) => facts.add(&u.board, u.threshold, h)?,
+                None => {
+                    split.insert(u.board);
+                }
+            }
+            db_seeds = db_seeds.max(u.db_seeds);
+        }
+        Ok(Derivation {
+            search,
+            rules: *rules,
+            facts,
+            split,
+            db_seeds,
+            memo: HashMap::new(),
+            nodes: 0,
+            search_small: true,
+        })
+    }
+
+    /// Leaves boards that only the prover's (larger) database answered unknown instead of
+    /// searching them: for a quick look.
+    pub fn no_search(&mut self) {
+        self.search_small = false;
+    }
+
+    /// Whether "the value of `board` is at least `t`" follows from the units: `Some(answer)`,
+    /// or `None` when it does not follow either way.
+    pub fn holds(&mut self, board: &Board, t: i32) -> Result<Option<bool>, SearchError> {
+        self.holds_at(board, t, 0)
+    }
+
+    fn holds_at(&mut self, board: &Board, t: i32, ply: usize) -> Result<Option<bool>, SearchError> {
+        if let Some(h) = self.facts.get(board, t) {
+            return Ok(Some(h));
+        }
+        if let Some(v) = self.search.known_value(board)? {
+            return Ok(Some(v >= t));
+        }
+        if let Some(&r) = self.memo.get(&(*board, t)) {
+            return Ok(r);
+        }
+        let r = if self.split.contains(board) && ply < MAX_PLIES {
+            let mut all_fail = true;
+            let mut r = None;
+            for q in questions(&self.rules, board, t) {
+                match self.holds_at(&q.board, q.threshold, ply + 1)? {
+                    Some(h) if h != q.flip => {
+                        r = Some(true);
+                        break;
+                    }
+                    Some(_) => {}
+                    None => all_fail = false,
+                }
+            }
+            if r.is_none() && all_fail {
+                Some(false)
+            } else {
+                r
+            }
+        } else if self.search_small && board.seeds() <= self.db_seeds {
+            // The prover's database answered this board; this one is smaller: search it.
+            let never = AtomicBool::new(false);
+            let (r, nodes) =
+                self.search
+                    .decide(board, t, None, "database board", &|_| {}, &never)?;
+            self.nodes += nodes;
+            r
+        } else {
+            None
+        };
+        self.memo.insert((*board, t), r);
+        Ok(r)
+    }
+}
+
+/// Bounds on South's value from root answers, rounded to the parity of the values when
+/// `parity`.
+pub fn root_bounds(answers: &[RootRecord], seeds: i32, parity: bool) -> (i32, i32) {
+    let mut lo = -seeds;
+    let mut hi = seeds;
+    for a in answers {
+        if a.holds {
+            lo = lo.max(a.threshold);
+        } else {
+            hi = hi.min(a.threshold - 1);
+        }
+    }
+    if parity {
+        if (lo ^ seeds) & 1 != 0 {
+            lo += 1;
+        }
+        if (hi ^ seeds) & 1 != 0 {
+            hi -= 1;
+        }
+    }
+    (lo, hi)
+}
+
+/// Bounds on the value of each opening move (0-based house, lower, upper) that follow from
+/// the units for the root thresholds `thresholds`.
+pub fn move_bounds(
+    d: &mut Derivation,
+    thresholds: &[i32],
+) -> Result<Vec<(usize, i32, i32)>, SearchError> {
+    let root = Board::start(&d.rules);
+    let seeds = root.seeds() as i32;
+    let mut out = Vec::new();
+    for h in root.legal_houses() {
+        let (mut lo, mut hi) = (-seeds, seeds);
+        for &t in thresholds {
+            let q = questions(&d.rules, &root, t)
+                .into_iter()
+                .find(|q| q.house == h)
+                .expect("a legal move");
+            if let Some(r) = d.holds(&q.board, q.threshold)? {
+                // The move's value is at least t exactly when its question holds (negated
+                // where the turn passes).
+                if r != q.flip {
+                    lo = lo.max(t);
+                } else {
+                    hi = hi.min(t - 1);
+                }
+            }
+        }
+        out.push((h, lo, hi));
+    }
+    Ok(out)
+}
+
+/// What `check` found.
+#[derive(Debug, Default)]
+pub struct CheckReport {
+    /// Unit records in the ledger (proven and open).
+    pub units: usize,
+    /// Proven units searched again.
+    pub reproved: usize,
+    /// Nodes of those searches (and of database boards searched while deriving).
+    pub nodes: u64,
+    /// Seconds spent.
+    pub seconds: f64,
+    /// South's value as the root records claim and the units confirm.
+    pub lower: i32,
+    /// The upper bound.
+    pub upper: i32,
+    /// Everything that is wrong, one line each; empty when the ledger holds.
+    pub errors: Vec<String>,
+}
+
+/// Checks the ledger `contents`: every unit's position follows its path, the units do not
+/// contradict each other, the proven units chosen by `pick` (line number -> search it again)
+/// give the same answer when searched again without a budget, and every root record follows
+/// from the units.
+pub fn check(
+    search: &Search,
+    contents: &Contents,
+    pick: &dyn Fn(usize) -> bool,
+    progress: &(dyn Fn(usize, usize, &Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<CheckReport, ProveError> {
+    let start = Instant::now();
+    let rules = contents.header.rules;
+    let mut report = CheckReport::default();
+    let mut units = Vec::new();
+    let mut answers = Vec::new();
+    for (line, r) in &contents.records {
+        match r {
+            Record::Unit(u) => units.push((*line, u)),
+            Record::Root(q) => answers.push((*line, q.clone())),
+        }
+    }
+    report.units = units.len();
+    for (line, u) in &units {
+        let mut p = kalah_solver::Position::start(&rules);
+        let mut ok = true;
+        for &h in &u.path {
+            if p.board().is_over(&rules) || p.board().cells()[h] == 0 {
+                ok = false;
+                break;
+            }
+            p = p.play(&rules, h).0;
+        }
+        if !ok || p.board() != u.board {
+            report.errors.push(format!(
+                "line {line}: the moves {:?} do not lead to the position {}",
+                u.path.iter().map(|h| h + 1).collect::<Vec<_>>(),
+                u.board
+            ));
+        }
+    }
+    let chosen: Vec<&(usize, &UnitRecord)> = units
+        .iter()
+        .filter(|(line, u)| u.verdict.truth().is_some() && pick(*line))
+        .collect();
+    for (k, (line, u)) in chosen.iter().enumerate() {
+        let claimed = u.verdict.truth().unwrap();
+        let label = format!("line {line}: {} at least {:+}?", u.board, u.threshold);
+        let (found, nodes) = search.decide(
+            &u.board,
+            u.threshold,
+            None,
+            &label,
+            &|p| progress(k, chosen.len(), p),
+            cancel,
+        )?;
+        report.nodes += nodes;
+        report.reproved += 1;
+        if found != Some(claimed) {
+            report.errors.push(format!(
+                "line {line}: the ledger says the value of {} is {} {:+}, the search says {}",
+                u.board,
+                if claimed { "at least" } else { "below" },
+                u.threshold,
+                if found == Some(true) {
+                    "it is at least"
+                } else {
+                    "it is below"
+                }
+            ));
+        }
+    }
+    let unit_refs: Vec<&UnitRecord> = units.iter().map(|(_, u)| *u).collect();
+    let mut d = match Derivation::new(search, &rules, &unit_refs) {
+        Ok(d) => d,
+        Err(e) => {
+            report.errors.push(e);
+            report.seconds = start.elapsed().as_secs_f64();
+            return Ok(report);
+        }
+    };
+    let root = Board::start(&rules);
+    for (line, q) in &answers {
+        let got = d.holds(&root, q.threshold)?;
+        if got != Some(q.holds) {
+            report.errors.push(format!(
+                "line {line}: the ledger claims South's value is {} {:+}, but its units {}",
+                if q.holds { "at least" } else { "below" },
+                q.threshold,
+                match got {
+                    None => "do not show it".to_string(),
+                    Some(_) => "show the opposite".to_string(),
+                }
+            ));
+        }
+    }
+    report.nodes += d.nodes;
+    let all: Vec<RootRecord> = answers.iter().map(|a| a.1.clone()).collect();
+    (report.lower, report.upper) =
+        root_bounds(&all, root.seeds() as i32, search.values_have_parity());
+    if report.lower > report.upper {
+        report
+            .errors
+            .push("the root records contradict each other".to_string());
+    }
+    report.seconds = start.elapsed().as_secs_f64();
+    Ok(report)
+}

@@ -1,0 +1,636 @@
+//! Proofs made of units: the coordinator keeps the top of the proof tree, proves its frontier
+//! positions as units (a position, a threshold and a node budget) with the search, and keeps
+//! every unit's result in an append-only [`ledger`].
+//!
+//! A root question ("is South's value at least `t`?") is a [`tree::Tree`] of questions, one
+//! per position. A leaf's unit runs with its node budget; proven, it settles the leaf; out of
+//! budget, the leaf is split into one question per move (or, deeper than the split limit,
+//! retried with four times the budget). The next leaf to prove is the most-proving one by the
+//! proof and disproof numbers, so no unit is proven that the root does not need. The answers
+//! of the root questions give the value (`exact`) or the result (`sign`), as MTD(f) would.
+//!
+//! Everything the search proved is in the ledger; a rerun reads it back and goes on: a proven
+//! unit is never searched again, and a unit that ran out of budget is split again at once.
+//! Units are handed to a [`Runner`]: the search in this process ([`LocalRunner`]), or other
+//! processes (the MPI runner of the `kalah` binary).
+
+pub mod derive;
+pub mod ledger;
+pub mod tree;
+
+use crate::search::{Progress, Search, SearchError};
+use kalah_solver::{Board, Rules};
+use ledger::{Header, Ledger, Record, RootRecord, UnitRecord, Verdict};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+use tree::{Facts, Question, Start, Tree};
+
+/// What to prove about the start position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProveGoal {
+    /// The exact value, starting from a guess.
+    Exact {
+        /// The first threshold asked.
+        guess: i32,
+    },
+    /// Whether the first player wins, draws or loses.
+    Sign,
+}
+
+/// How the coordinator works.
+#[derive(Clone, Debug)]
+pub struct ProveConfig {
+    /// The ledger's directory.
+    pub dir: PathBuf,
+    /// The node budget of a new unit.
+    pub unit_nodes: u64,
+    /// Units at most this many plies below the root are split when they run out of budget;
+    /// deeper ones are retried with four times the budget.
+    pub split_depth: usize,
+    /// Depth of the shallow search that estimates a new leaf.
+    pub guess_depth: u32,
+    /// The name of this process in the ledger.
+    pub worker: String,
+}
+
+/// A unit to prove.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    /// Identifies the job for its result.
+    pub id: u64,
+    /// The position, mover first.
+    pub board: Board,
+    /// The threshold.
+    pub threshold: i32,
+    /// The node budget.
+    pub budget: u64,
+    /// A label for progress displays (the moves from the root).
+    pub label: String,
+}
+
+/// What a runner found for a job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Done {
+    /// The job's id.
+    pub id: u64,
+    /// `Some(holds)` when proven, `None` when the budget ran out.
+    pub truth: Option<bool>,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// Seconds spent.
+    pub seconds: f64,
+    /// The largest database level used.
+    pub db_seeds: u32,
+    /// Who proved it.
+    pub worker: String,
+}
+
+/// Proves units for the coordinator.
+pub trait Runner {
+    /// How many jobs may be under way at once.
+    fn slots(&self) -> usize;
+    /// Starts a job.
+    fn start(&mut self, job: Job) -> Result<(), ProveError>;
+    /// Waits for a job started earlier to finish.
+    fn wait(
+        &mut self,
+        progress: &(dyn Fn(&Progress) + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Done, ProveError>;
+}
+
+/// A failed proof run.
+#[derive(Debug)]
+pub enum ProveError {
+    /// The search failed or was interrupted.
+    Search(SearchError),
+    /// The ledger could not be read or written, or it is inconsistent.
+    Ledger(String),
+    /// A worker failed.
+    Worker(String),
+}
+
+impl fmt::Display for ProveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProveError::Search(e) => write!(f, "{e}"),
+            ProveError::Ledger(e) => write!(f, "ledger: {e}"),
+            ProveError::Worker(e) => write!(f, "worker: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ProveError {}
+
+impl From<SearchError> for ProveError {
+    fn from(e: SearchError) -> Self {
+        ProveError::Search(e)
+    }
+}
+
+/// The search of this process proving one unit at a time, with all its threads.
+pub struct LocalRunner<'a> {
+    search: &'a Search,
+    db_seeds: u32,
+    worker: String,
+    job: Option<Job>,
+}
+
+impl<'a> LocalRunner<'a> {
+    /// A runner over `search` (whose database holds levels up to `db_seeds`).
+    pub fn new(search: &'a Search, db_seeds: u32, worker: String) -> LocalRunner<'a> {
+        LocalRunner {
+            search,
+            db_seeds,
+            worker,
+            job: None,
+        }
+    }
+}
+
+/// Proves one job with `search`.
+pub fn run_job(
+    search: &Search,
+    job: &Job,
+    db_seeds: u32,
+    worker: &str,
+    progress: &(dyn Fn(&Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Done, SearchError> {
+    let start = Instant::now();
+    let budget = (job.budget > 0).then_some(job.budget);
+    let (truth, nodes) = search.decide(
+        &job.board,
+        job.threshold,
+        budget,
+        &job.label,
+        progress,
+        cancel,
+    )?;
+    Ok(Done {
+        id: job.id,
+        truth,
+        nodes,
+        seconds: start.elapsed().as_secs_f64(),
+        db_seeds,
+        worker: worker.to_string(),
+    })
+}
+
+impl Runner for LocalRunner<'_> {
+    fn slots(&self) -> usize {
+        1
+    }
+
+    fn start(&mut self, job: Job) -> Result<(), ProveError> {
+        self.job = Some(job);
+        Ok(())
+    }
+
+    fn wait(
+        &mut self,
+        progress: &(dyn Fn(&Progress) + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Done, ProveError> {
+        let job = self
+            .job
+            .take()
+            .ok_or_else(|| ProveError::Worker("no job under way".into()))?;
+        Ok(run_job(
+            self.search,
+            &job,
+            self.db_seeds,
+            &self.worker,
+            progress,
+            cancel,
+        )?)
+    }
+}
+
+/// Where a proof run stands, for progress displays.
+#[derive(Clone, Debug, Default)]
+pub struct ProveProgress {
+    /// The root question under way: "is South's value at least this?".
+    pub threshold: i32,
+    /// What is proven of South's value: `[lower, upper]`.
+    pub lower: i32,
+    /// The upper bound.
+    pub upper: i32,
+    /// The root's proof and disproof numbers (units still needed, estimated).
+    pub phi: u64,
+    /// The disproof number.
+    pub delta: u64,
+    /// Units proven in this run.
+    pub units_proven: u64,
+    /// Units that ran out of budget in this run.
+    pub units_open: u64,
+    /// Leaves waiting and in flight.
+    pub leaves: (usize, usize),
+    /// Nodes in this run (units finished).
+    pub nodes: u64,
+    /// Seconds of this run.
+    pub seconds: f64,
+    /// The unit under way and its search's progress.
+    pub unit: Option<(String, Progress)>,
+}
+
+/// The result of a proof run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProveResult {
+    /// South's value is at least this...
+    pub lower: i32,
+    /// ...and at most this.
+    pub upper: i32,
+    /// Nodes searched in this run.
+    pub nodes: u64,
+    /// Units proven in this run.
+    pub units: u64,
+    /// Root questions answered in this run (the others came from the ledger).
+    pub new_answers: usize,
+}
+
+/// The coordinator of a proof: the ledger, the facts it holds and the rules.
+pub struct Coordinator<'a> {
+    search: &'a Search,
+    rules: Rules,
+    config: ProveConfig,
+    ledger: Ledger,
+    facts: Facts,
+    /// The largest budget each (board, threshold) ran out of.
+    open: HashMap<(Board, i32), u64>,
+    /// Answers of root questions.
+    answers: Vec<RootRecord>,
+    progress: ProveProgress,
+    next_id: u64,
+}
+
+impl<'a> Coordinator<'a> {
+    /// Opens (or creates) the ledger of `rules` in `config.dir` and reads what it holds.
+    /// `search` answers the coordinator's own questions: database values and estimates.
+    pub fn open(
+        search: &'a Search,
+        rules: &Rules,
+        config: ProveConfig,
+    ) -> Result<(Coordinator<'a>, usize), ProveError> {
+        let header = Header { rules: *rules };
+        let (ledger, contents) = Ledger::open(&config.dir, &header).map_err(ProveError::Ledger)?;
+        let mut c = Coordinator {
+            search,
+            rules: *rules,
+            config,
+            ledger,
+            facts: Facts::default(),
+            open: HashMap::new(),
+            answers: Vec::new(),
+            progress: ProveProgress::default(),
+            next_id: 0,
+        };
+        for (line, r) in contents.records {
+            match r {
+                Record::Unit(u) => c
+                    .learn(&u)
+                    .map_err(|e| ProveError::Ledger(format!("line {line}: {e}")))?,
+                Record::Root(q) => c.answers.push(q),
+            }
+        }
+        Ok((c, contents.torn_bytes))
+    }
+
+    fn learn(&mut self, u: &UnitRecord) -> Result<(), String> {
+        match u.verdict.truth() {
+            Some(holds) => self.facts.add(&u.board, u.threshold, holds),
+            None => {
+                let e = self.open.entry((u.board, u.threshold)).or_insert(0);
+                *e = (*e).max(u.budget);
+                Ok(())
+            }
+        }
+    }
+
+    /// Bounds on South's value from the root answers known.
+    fn root_bounds(&self, seeds: i32) -> (i32, i32) {
+        derive::root_bounds(&self.answers, seeds, self.search.values_have_parity())
+    }
+
+    /// Proves `goal` for the start position, writing every unit to the ledger; `report` gets
+    /// progress after every unit and while one runs.
+    pub fn run(
+        &mut self,
+        goal: ProveGoal,
+        runner: &mut dyn Runner,
+        report: &(dyn Fn(&ProveProgress) + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<ProveResult, ProveError> {
+        let started = Instant::now();
+        let root = Board::start(&self.rules);
+        let seeds = root.seeds() as i32;
+        let mut guess = match goal {
+            ProveGoal::Exact { guess } => guess,
+            ProveGoal::Sign => 1,
+        };
+        let mut new_answers = 0;
+        loop {
+            let (lo, hi) = self.root_bounds(seeds);
+            self.progress.lower = lo;
+            self.progress.upper = hi;
+            let t = match goal {
+                _ if lo >= hi => break,
+                // Sign: settled once the value is known above 0, below 0, or exactly 0.
+                ProveGoal::Sign if lo > 0 || hi < 0 || (lo == 0 && hi == 0) => break,
+                ProveGoal::Sign if lo >= 0 => 1,
+                ProveGoal::Sign if hi <= 0 => 0,
+                ProveGoal::Sign => 1,
+                ProveGoal::Exact { .. } => guess.clamp(lo + 1, hi),
+            };
+            let holds = match self.facts.get(&root, t) {
+                Some(h) => h,
+                None => self.prove_question(&root, t, runner, report, cancel, started)?,
+            };
+            let answer = RootRecord {
+                threshold: t,
+                holds,
+            };
+            self.ledger
+                .append(&Record::Root(answer.clone()))
+                .map_err(ProveError::Ledger)?;
+            self.answers.push(answer);
+            new_answers += 1;
+            guess = if holds { t + 1 } else { t - 1 };
+        }
+        let (lower, upper) = self.root_bounds(seeds);
+        let v = serde_json::json!({"done": true, "lower": lower, "upper": upper,
+            "nodes": self.progress.nodes, "seconds": started.elapsed().as_secs_f64()});
+        self.write_snapshot(&v);
+        Ok(ProveResult {
+            lower,
+            upper,
+            nodes: self.progress.nodes,
+            units: self.progress.units_proven,
+            new_answers,
+        })
+    }
+
+    /// How a new leaf `q` starts: settled by the game's end, the database, a fact or a
+    /// shallow search that met no horizon (written to the ledger as a unit), or estimated.
+    fn start_of(&mut self, q: &Question, path: &[usize]) -> Result<Start, ProveError> {
+        if let Some(v) = self.search.known_value(&q.board)? {
+            return Ok(Start::Solved(v >= q.threshold));
+        }
+        if let Some(h) = self.facts.get(&q.board, q.threshold) {
+            return Ok(Start::Solved(h));
+        }
+        let t0 = Instant::now();
+        let (likely, proven, nodes) =
+            self.search
+                .guess_at_least(&q.board, q.threshold, self.config.guess_depth)?;
+        if proven {
+            let u = UnitRecord {
+                path: path.to_vec(),
+                board: q.board,
+                threshold: q.threshold,
+                verdict: if likely {
+                    Verdict::AtLeast
+                } else {
+                    Verdict::Below
+                },
+                budget: 0,
+                nodes,
+                seconds: t0.elapsed().as_secs_f64(),
+                db_seeds: self.db_seeds(),
+                worker: self.config.worker.clone(),
+            };
+            self.record(&u)?;
+            return Ok(Start::Solved(likely));
+        }
+        let moves = q.board.legal_houses().count() as u64;
+        Ok(if likely {
+            Start::Estimate(1, moves)
+        } else {
+            Start::Estimate(moves, 1)
+        })
+    }
+
+    fn db_seeds(&self) -> u32 {
+        self.search.leaf_seeds()
+    }
+
+    fn record(&mut self, u: &UnitRecord) -> Result<(), ProveError> {
+        self.ledger
+            .append(&Record::Unit(u.clone()))
+            .map_err(ProveError::Ledger)?;
+        self.learn(u).map_err(ProveError::Ledger)
+    }
+
+    /// Writes `status.json` beside the ledger: where the question under way stands, for
+    /// `kalah prove status` (written to a temporary name and renamed; a failure only loses
+    /// the snapshot).
+    fn write_status(&self, tree: &Tree, started: Instant) {
+        let (phi, delta) = tree.numbers();
+        let (open, flying) = tree.open_counts();
+        let v = serde_json::json!({
+            "threshold": self.progress.threshold,
+            "phi": phi,
+            "delta": delta,
+            "leaves_open": open,
+            "leaves_in_flight": flying,
+            "tree_nodes": tree.len(),
+            "units_proven": self.progress.units_proven,
+            "units_open": self.progress.units_open,
+            "nodes": self.progress.nodes,
+            "seconds": started.elapsed().as_secs_f64(),
+            "updated": std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            "pid": std::process::id(),
+        });
+        self.write_snapshot(&v);
+    }
+
+    fn write_snapshot(&self, v: &serde_json::Value) {
+        let tmp = self.config.dir.join("status.json.tmp");
+        if std::fs::write(&tmp, v.to_string()).is_ok() {
+            let _ = std::fs::rename(&tmp, self.config.dir.join(STATUS));
+        }
+    }
+
+    /// Splits leaf `i` of `tree` into its moves, or retries it with a larger budget when it
+    /// is deeper than the split limit.
+    fn split(&mut self, tree: &mut Tree, i: usize) -> Result<(), ProveError> {
+        let n = tree.node(i).clone();
+        if n.path.len() >= self.config.split_depth {
+            tree.retry(i, n.budget.saturating_mul(4));
+            return Ok(());
+        }
+        let mut kids = Vec::new();
+        for q in tree::questions(&self.rules, &n.board, n.threshold) {
+            let mut path = n.path.clone();
+            path.push(q.house);
+            let s = self.start_of(&q, &path)?;
+            kids.push((q, s));
+        }
+        tree.expand(i, kids, self.config.unit_nodes);
+        Ok(())
+    }
+
+    /// Settles the root question `root`/`t` by proving units.
+    fn prove_question(
+        &mut self,
+        root: &Board,
+        t: i32,
+        runner: &mut dyn Runner,
+        report: &(dyn Fn(&ProveProgress) + Sync),
+        cancel: &AtomicBool,
+        started: Instant,
+    ) -> Result<bool, ProveError> {
+        let mut tree = Tree::new(*root, t, self.config.unit_nodes);
+        self.progress.threshold = t;
+        // Jobs under way: id -> the leaves waiting for them.
+        let mut flying: HashMap<u64, (Board, i32, u64, Vec<usize>)> = HashMap::new();
+        loop {
+            if let Some(r) = tree.result() {
+                return Ok(r);
+            }
+            // Fill the runner's slots with the most-proving leaves.
+            while flying.len() < runner.slots() {
+                let Some(i) = tree.select() else { break };
+                let n = tree.node(i).clone();
+                if let Some(h) = self.facts.get(&n.board, n.threshold) {
+                    tree.solve(i, h);
+                    continue;
+                }
+                if self
+                    .open
+                    .get(&(n.board, n.threshold))
+                    .is_some_and(|&b| b >= n.budget && n.budget > 0)
+                {
+                    // This unit already ran out of this budget (in the ledger): split at once.
+                    self.split(&mut tree, i)?;
+                    continue;
+                }
+                // The same question already under way for another leaf: wait for it.
+                if let Some((_, _, _, leaves)) = flying
+                    .values_mut()
+                    .find(|f| f.0 == n.board && f.1 == n.threshold && f.2 >= n.budget)
+                {
+                    leaves.push(i);
+                    tree.start(i);
+                    continue;
+                }
+                let id = self.next_id;
+                self.next_id += 1;
+                let label = label(&self.rules, &n.path, n.threshold);
+                runner.start(Job {
+                    id,
+                    board: n.board,
+                    threshold: n.threshold,
+                    budget: n.budget,
+                    label,
+                })?;
+                tree.start(i);
+                flying.insert(id, (n.board, n.threshold, n.budget, vec![i]));
+            }
+            if tree.result().is_some() {
+                continue;
+            }
+            if flying.is_empty() {
+                return Err(ProveError::Worker(
+                    "no unit can be started and none is under way".into(),
+                ));
+            }
+            self.progress.phi = tree.numbers().0;
+            self.progress.delta = tree.numbers().1;
+            self.progress.leaves = tree.open_counts();
+            self.progress.seconds = started.elapsed().as_secs_f64();
+            report(&self.progress);
+            let base = self.progress.clone();
+            let unit_report = |p: &Progress| {
+                let mut q = base.clone();
+                q.seconds = started.elapsed().as_secs_f64();
+                q.unit = Some((p.stage.clone(), p.clone()));
+                report(&q);
+            };
+            let done = runner.wait(&unit_report, cancel)?;
+            let Some((board, threshold, budget, leaves)) = flying.remove(&done.id) else {
+                return Err(ProveError::Worker(format!(
+                    "a result for job {} that is not under way",
+                    done.id
+                )));
+            };
+            let path = tree.node(leaves[0]).path.clone();
+            let u = UnitRecord {
+                path,
+                board,
+                threshold,
+                verdict: match done.truth {
+                    Some(true) => Verdict::AtLeast,
+                    Some(false) => Verdict::Below,
+                    None => Verdict::Open,
+                },
+                budget,
+                nodes: done.nodes,
+                seconds: done.seconds,
+                db_seeds: done.db_seeds,
+                worker: done.worker.clone(),
+            };
+            self.record(&u)?;
+            self.progress.nodes += done.nodes;
+            self.write_status(&tree, started);
+            match done.truth {
+                Some(_) => {
+                    self.progress.units_proven += 1;
+                    // Every leaf on this board whose question the new fact answers is settled.
+                    for i in tree.leaves_at(&board) {
+                        let n = tree.node(i);
+                        if let Some(h) = self.facts.get(&n.board, n.threshold) {
+                            tree.solve(i, h);
+                        }
+                    }
+                }
+                None => {
+                    self.progress.units_open += 1;
+                    for i in leaves {
+                        if tree.node(i).state == tree::State::InFlight {
+                            tree.retry(i, budget);
+                            self.split(&mut tree, i)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The snapshot of a run in progress, beside the ledger.
+pub const STATUS: &str = "status.json";
+
+/// A label for a unit: its moves from the root (`S3 N1 ...`) and threshold.
+fn label(rules: &Rules, path: &[usize], t: i32) -> String {
+    let mut p = kalah_solver::Position::start(rules);
+    let mut moves = Vec::new();
+    for &h in path {
+        moves.push(format!("{}{}", p.to_move().letter(), h + 1));
+        p = p.play(rules, h).0;
+    }
+    if moves.is_empty() {
+        format!("root, at least {t:+}?")
+    } else {
+        format!("{}, at least {t:+}?", moves.join(" "))
+    }
+}
+
+/// The default ledger directory of a rule set: `data/proofs/<board>-<rules>`, for example
+/// `data/proofs/6x6-empty-owner-either`.
+pub fn default_dir(rules: &Rules) -> PathBuf {
+    Path::new("data").join("proofs").join(format!(
+        "{}x{}-{}-{}-{}",
+        rules.houses,
+        rules.seeds,
+        rules.capture.name(),
+        rules.leftover.name(),
+        rules.end.name()
+    ))
+}

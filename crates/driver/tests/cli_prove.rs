@@ -1,0 +1,317 @@
+//! `kalah prove`, `prove status` and `prove check`, run as a user would: values against the
+//! reference minimax, a run killed with SIGKILL and resumed, a ledger edited by hand.
+
+#[path = "../../../tests/reference.rs"]
+mod reference;
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn kalah(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kalah"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(cwd: &Path, args: &[&str]) -> Value {
+    let (code, out, err) = kalah(cwd, args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
+}
+
+fn rules_of(
+    houses: usize,
+    seeds: u32,
+    capture: &str,
+    leftover: &str,
+    end: &str,
+) -> kalah_solver::Rules {
+    kalah_solver::Rules {
+        houses,
+        seeds,
+        capture: capture.parse().unwrap(),
+        leftover: leftover.parse().unwrap(),
+        end: end.parse().unwrap(),
+    }
+}
+
+/// The start value by the reference minimax (South's margin: stores are empty at the start).
+fn reference_value(houses: usize, seeds: u32, capture: &str, leftover: &str, end: &str) -> i64 {
+    let rules = rules_of(houses, seeds, capture, leftover, end);
+    let start = vec![seeds as u8; houses];
+    reference::ref_board_value(&rules, &start, &start)
+}
+
+fn prove_args<'a>(dir: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec![
+        "prove",
+        "--json",
+        "--dir",
+        dir,
+        "--tt-mb",
+        "16",
+        "--threads",
+        "2",
+    ];
+    a.extend_from_slice(rest);
+    a
+}
+
+#[test]
+fn prove_agrees_with_the_reference_in_every_variant_and_check_holds() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    let mut n = 0;
+    for &(houses, seeds) in &[(3usize, 3u32), (4, 2)] {
+        for capture in ["standard", "empty", "never"] {
+            for leftover in ["owner", "emptier", "discard"] {
+                for end in ["either", "mover"] {
+                    let want = reference_value(houses, seeds, capture, leftover, end);
+                    let dir = format!("l{n}");
+                    n += 1;
+                    let h = houses.to_string();
+                    let s = seeds.to_string();
+                    let rules = [
+                        "--houses",
+                        &h,
+                        "--seeds",
+                        &s,
+                        "--capture",
+                        capture,
+                        "--leftover",
+                        leftover,
+                        "--end",
+                        end,
+                    ];
+                    // Tiny units: the proof is split into many.
+                    let mut args = prove_args(&dir, &rules);
+                    args.extend_from_slice(&[
+                        "--unit-nodes",
+                        "1000",
+                        "--guess",
+                        "-3",
+                        "--build-upto",
+                        "6",
+                    ]);
+                    let v = json(cwd, &args);
+                    let what = format!("{h}x{s} {capture} {leftover} {end}");
+                    assert_eq!(v["value"].as_i64(), Some(want), "{what}: {v}");
+                    assert_eq!(v["lower"], v["upper"], "{what}");
+                    // Sign: the same result word as the reference's sign.
+                    let sign_dir = format!("{dir}-sign");
+                    let mut args = prove_args(&sign_dir, &rules);
+                    args.extend_from_slice(&[
+                        "--unit-nodes",
+                        "1000",
+                        "--goal",
+                        "sign",
+                        "--build-upto",
+                        "6",
+                    ]);
+                    let v = json(cwd, &args);
+                    let word = match want.signum() {
+                        1 => "win",
+                        0 => "draw",
+                        _ => "loss",
+                    };
+                    assert_eq!(v["result"].as_str(), Some(word), "{what} sign: {v}");
+                    let lo = v["lower"].as_i64().unwrap();
+                    let hi = v["upper"].as_i64().unwrap();
+                    assert!(lo <= want && want <= hi, "{what} sign bounds {lo}..{hi}");
+                    // The check proves every unit again and derives the same value.
+                    let c = json(cwd, &["prove", "check", &dir, "--json", "--tt-mb", "16"]);
+                    assert_eq!(c["ok"], true, "{what}: {c}");
+                    assert_eq!(c["lower"].as_i64(), Some(want), "{what}");
+                    assert!(c["reproved"].as_u64().unwrap() >= 1);
+                    // A second run finds everything in the ledger: no new unit.
+                    let mut args = prove_args(&dir, &rules);
+                    args.extend_from_slice(&["--unit-nodes", "1000", "--build-upto", "6"]);
+                    let again = json(cwd, &args);
+                    assert_eq!(again["value"].as_i64(), Some(want), "{what}");
+                    assert_eq!(again["units"].as_u64(), Some(0), "{what}: {again}");
+                }
+            }
+        }
+    }
+}
+
+fn ledger_lines(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    // 6x3 with the database up to 8 seeds and units of a few thousand nodes: hundreds of
+    // units, long enough to be killed in the middle.
+    let rules = ["--houses", "6", "--seeds", "3", "--capture", "empty"];
+    let want = json(
+        cwd,
+        &[
+            "solve",
+            "--json",
+            "--houses",
+            "6",
+            "--seeds",
+            "3",
+            "--capture",
+            "empty",
+            "--build-upto",
+            "8",
+            "--tt-mb",
+            "16",
+        ],
+    )["value"]
+        .as_i64()
+        .unwrap();
+    let mut args = prove_args("run", &rules);
+    args.extend_from_slice(&[
+        "--unit-nodes",
+        "2000",
+        "--build-upto",
+        "8",
+        "--split-depth",
+        "6",
+    ]);
+    let ledger = cwd.join("run/ledger.jsonl");
+    let mut kills = 0;
+    for round in 0..3 {
+        let before = ledger_lines(&ledger);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kalah"))
+            .args(&args)
+            .current_dir(cwd)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        let mut finished = false;
+        loop {
+            if let Some(_status) = child.try_wait().unwrap() {
+                finished = true;
+                break;
+            }
+            if ledger_lines(&ledger) >= before + 15 + 10 * round
+                || t0.elapsed() > Duration::from_secs(60)
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if !finished {
+            // SIGKILL: no handler runs, the ledger is left as it is at this instant.
+            child.kill().unwrap();
+            child.wait().unwrap();
+            kills += 1;
+        }
+        // What was written before the kill is kept: the file only grows.
+        assert!(ledger_lines(&ledger) >= before);
+    }
+    assert!(kills >= 1, "the run was too quick to be killed");
+    let text_before = std::fs::read_to_string(&ledger).unwrap();
+    let v = json(cwd, &args);
+    assert_eq!(v["value"].as_i64(), Some(want), "{v}");
+    // The resumed run appended to the ledger of the killed ones.
+    let text_after = std::fs::read_to_string(&ledger).unwrap();
+    let kept = text_before
+        .rfind('\n')
+        .map(|i| &text_before[..=i])
+        .unwrap_or("");
+    assert!(text_after.starts_with(kept));
+    let c = json(
+        cwd,
+        &[
+            "prove", "check", "run", "--json", "--sample", "20", "--seed", "3", "--tt-mb", "16",
+        ],
+    );
+    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(c["lower"].as_i64(), Some(want));
+    let s = json(cwd, &["prove", "status", "run", "--json"]);
+    assert_eq!(s["lower"].as_i64(), Some(want));
+    assert_eq!(s["upper"].as_i64(), Some(want));
+    assert!(s["units_open"].as_u64().unwrap() > 0, "{s}");
+    assert_eq!(s["moves"].as_array().unwrap().len(), 6);
+    // The best opening moves are bounded at the value from both sides by the root's answers.
+    let text = kalah(cwd, &["prove", "status", "run"]).1;
+    assert!(text.contains("opening move 1"), "{text}");
+}
+
+#[test]
+fn a_ledger_edited_to_claim_a_false_result_is_caught() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    let rules = ["--houses", "4", "--seeds", "3"];
+    let mut args = prove_args("l", &rules);
+    args.extend_from_slice(&["--unit-nodes", "1000", "--build-upto", "6"]);
+    let v = json(cwd, &args);
+    let value = v["value"].as_i64().unwrap();
+    let path = cwd.join("l/ledger.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    // A byte changed: the checksum names the line.
+    let damaged = text.replacen("\"at-least\"", "\"below\"", 1);
+    std::fs::write(&path, &damaged).unwrap();
+    let (code, _, err) = kalah(cwd, &["prove", "check", "l"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("checksum") && err.contains("line"), "{err}");
+    // The same edit with the checksum recomputed: the search proves the unit again and
+    // disagrees, or the root no longer follows.
+    let forged: String = text
+        .lines()
+        .map(|l| {
+            let (json_text, _) = l.rsplit_once('\t').unwrap();
+            let mut j: Value = serde_json::from_str(json_text).unwrap();
+            if j["kind"] == "root" && j["holds"] == true {
+                j["holds"] = Value::Bool(false);
+            } else if j["verdict"] == "at-least" {
+                j["verdict"] = Value::String("below".into());
+            }
+            let t = j.to_string();
+            format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
+        })
+        .collect();
+    std::fs::write(&path, &forged).unwrap();
+    let (code, out, _) = kalah(cwd, &["prove", "check", "l"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("the search says") && out.contains("claims"),
+        "{out}"
+    );
+    // A forged root claim alone (a false value) is caught by the derivation.
+    let false_root: String = text
+        .lines()
+        .map(|l| {
+            let (json_text, _) = l.rsplit_once('\t').unwrap();
+            let mut j: Value = serde_json::from_str(json_text).unwrap();
+            if j["kind"] == "root" && j["holds"] == false {
+                j["holds"] = Value::Bool(true);
+            }
+            let t = j.to_string();
+            format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
+        })
+        .collect();
+    std::fs::write(&path, &false_root).unwrap();
+    let (code, out, _) = kalah(cwd, &["prove", "check", "l"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("but its units"), "{out}");
+    // Status still reads it, and says what the (forged) records claim.
+    let s = json(cwd, &["prove", "status", "l", "--json"]);
+    assert!(s["lower"].as_i64().unwrap() > value);
+    // Another process writing the same ledger is refused while one holds it; an unreadable
+    // ledger is an error, not a panic.
+    std::fs::write(&path, "not a ledger\n").unwrap();
+    let (code, _, err) = kalah(cwd, &args);
+    assert_eq!(code, 1);
+    assert!(err.contains("line 1"), "{err}");
+}
