@@ -11,7 +11,7 @@ use kalah_driver::prove::derive::{self, Derivation};
 use kalah_driver::prove::ledger::{self, Record, Verdict};
 use kalah_driver::prove::{
     default_dir, Coordinator, LocalRunner, ProveConfig, ProveError, ProveGoal, ProveProgress,
-    STATUS,
+    Runner, STATUS,
 };
 use kalah_driver::{Search, SearchConfig, SearchError};
 use kalah_solver::{Board, Endgame, Rules};
@@ -92,6 +92,10 @@ pub struct RunArgs {
     /// Search threads (default: every core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Load the proven bounds of a `kalah solve --checkpoint` file of the same rules into
+    /// the table first (units then cost fewer nodes; their answers are as exact).
+    #[arg(long, value_name = "FILE")]
+    pub preload: Option<PathBuf>,
     /// Print one JSON object at the end.
     #[arg(long)]
     pub json: bool,
@@ -211,14 +215,104 @@ fn fmt_number(n: u64) -> String {
 
 fn prove(args: &RunArgs) -> CliResult {
     let rules = args.rules.rules()?;
-    if args.db.is_none() && args.build_upto > 0 {
+    #[cfg(feature = "mpi")]
+    {
+        use mpi::topology::Communicator;
+        let universe = mpi::initialize()
+            .ok_or_else(|| CliError::failure("MPI was already initialised".to_string()))?;
+        let world = universe.world();
+        if world.size() > 1 {
+            return prove_mpi(args, &rules, &world);
+        }
+        prove_here(args, &rules, None)
+    }
+    #[cfg(not(feature = "mpi"))]
+    prove_here(args, &rules, None)
+}
+
+/// The database and search of this process for a proof run (`tt_mb` overrides the flag).
+fn prove_search(
+    args: &RunArgs,
+    rules: &Rules,
+    tt_mb: Option<usize>,
+) -> CliResult<(Search, u32, String)> {
+    let endgame = open_endgame(args.db.as_deref(), rules, args.db_lazy, args.db_upto)?;
+    let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
+    let search = search_for(rules, endgame, tt_mb.or(args.tt_mb), args.threads);
+    Ok((search, db_seeds, worker_name()))
+}
+
+/// Loads `--preload` into a prover's table.
+fn preload(args: &RunArgs, search: &Search, worker: &mut String) -> CliResult {
+    if let Some(p) = &args.preload {
+        let n = search
+            .preload(p)
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        if !args.json {
+            eprintln!("preloaded {n} proven table entries from {}", p.display());
+        }
+        *worker += "+preload";
+    }
+    Ok(())
+}
+
+#[cfg(feature = "mpi")]
+fn prove_mpi(
+    args: &RunArgs,
+    rules: &Rules,
+    world: &mpi::topology::SimpleCommunicator,
+) -> CliResult {
+    use kalah_driver::prove::mpi::{serve, MpiRunner};
+    use mpi::collective::CommunicatorCollectives;
+    use mpi::topology::Communicator;
+    if world.rank() == 0 {
+        let built = if args.db.is_none() && args.build_upto > 0 {
+            super::db::ensure_levels(&default_db_dir(rules), rules, args.build_upto, args.json)
+        } else {
+            Ok(())
+        };
+        world.barrier();
+        built?;
+        let mut runner = MpiRunner::new(world);
+        // The coordinator's own search only values small positions and estimates leaves.
+        let r = prove_here(args, rules, Some(&mut runner));
+        runner.stop_all();
+        r
+    } else {
+        world.barrier();
+        let (search, db_seeds, mut worker) = prove_search(args, rules, None)?;
+        preload(args, &search, &mut worker)?;
+        worker = format!("{worker} rank {}", world.rank());
+        serve(
+            world,
+            &search,
+            rules.houses,
+            db_seeds,
+            &worker,
+            cancel_flag(),
+        )
+        .map(|_| ())
+        .map_err(prove_error)
+    }
+}
+
+/// The coordinator in this process, proving units with `runner` (without one, with its own
+/// search).
+fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) -> CliResult {
+    let rules = *rules;
+    if runner.is_none() && args.db.is_none() && args.build_upto > 0 {
         super::db::ensure_levels(&default_db_dir(&rules), &rules, args.build_upto, args.json)?;
     }
-    let endgame = open_endgame(args.db.as_deref(), &rules, args.db_lazy, args.db_upto)?;
-    let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
-    let search = search_for(&rules, endgame, args.tt_mb, args.threads);
+    let remote = runner.is_some();
+    let (search, db_seeds, mut worker) = if remote {
+        prove_search(args, &rules, Some(args.tt_mb.unwrap_or(256).min(256)))?
+    } else {
+        prove_search(args, &rules, None)?
+    };
+    if !remote {
+        preload(args, &search, &mut worker)?;
+    }
     let dir = args.dir.clone().unwrap_or_else(|| default_dir(&rules));
-    let worker = worker_name();
     let config = ProveConfig {
         dir: dir.clone(),
         unit_nodes: args.unit_nodes.max(1000),
@@ -249,9 +343,13 @@ fn prove(args: &RunArgs) -> CliResult {
             }
         }
     };
-    let mut runner = LocalRunner::new(&search, db_seeds, worker);
+    let mut local = LocalRunner::new(&search, db_seeds, worker);
+    let runner: &mut dyn Runner = match runner {
+        Some(r) => r,
+        None => &mut local,
+    };
     let started = std::time::Instant::now();
-    let result = coord.run(goal, &mut runner, &report, cancel_flag());
+    let result = coord.run(goal, runner, &report, cancel_flag());
     bar.finish_and_clear();
     let r = result.map_err(prove_error)?;
     let seconds = started.elapsed().as_secs_f64();

@@ -16,6 +16,8 @@
 
 pub mod derive;
 pub mod ledger;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod tree;
 
 use crate::search::{Progress, Search, SearchError};
@@ -265,6 +267,12 @@ pub struct Coordinator<'a> {
     answers: Vec<RootRecord>,
     progress: ProveProgress,
     next_id: u64,
+    /// Jobs under way.
+    flights: HashMap<u64, Flight>,
+    /// The number of the root question under way.
+    generation: u64,
+    /// The label of the job started last.
+    label: String,
 }
 
 impl<'a> Coordinator<'a> {
@@ -287,6 +295,9 @@ impl<'a> Coordinator<'a> {
             answers: Vec::new(),
             progress: ProveProgress::default(),
             next_id: 0,
+            flights: HashMap::new(),
+            generation: 0,
+            label: String::new(),
         };
         for (line, r) in contents.records {
             match r {
@@ -360,6 +371,7 @@ impl<'a> Coordinator<'a> {
             new_answers += 1;
             guess = if holds { t + 1 } else { t - 1 };
         }
+        self.drain(runner, report, cancel, started)?;
         let (lower, upper) = self.root_bounds(seeds);
         let v = serde_json::json!({"done": true, "lower": lower, "upper": upper,
             "nodes": self.progress.nodes, "seconds": started.elapsed().as_secs_f64()});
@@ -476,6 +488,68 @@ impl<'a> Coordinator<'a> {
         Ok(())
     }
 
+    /// Waits for a job under way, writes its unit to the ledger and learns from it.
+    fn receive(
+        &mut self,
+        runner: &mut dyn Runner,
+        report: &(dyn Fn(&ProveProgress) + Sync),
+        cancel: &AtomicBool,
+        started: Instant,
+    ) -> Result<(Flight, Done), ProveError> {
+        let base = self.progress.clone();
+        let label = self.label.clone();
+        let unit_report = |p: &Progress| {
+            let mut q = base.clone();
+            q.seconds = started.elapsed().as_secs_f64();
+            q.unit = Some((label.clone(), p.clone()));
+            report(&q);
+        };
+        let done = runner.wait(&unit_report, cancel)?;
+        let Some(f) = self.flights.remove(&done.id) else {
+            return Err(ProveError::Worker(format!(
+                "a result for job {} that is not under way",
+                done.id
+            )));
+        };
+        let u = UnitRecord {
+            path: f.path.clone(),
+            board: f.board,
+            threshold: f.threshold,
+            verdict: match done.truth {
+                Some(true) => Verdict::AtLeast,
+                Some(false) => Verdict::Below,
+                None => Verdict::Open,
+            },
+            budget: f.budget,
+            nodes: done.nodes,
+            seconds: done.seconds,
+            db_seeds: done.db_seeds,
+            worker: done.worker.clone(),
+        };
+        self.record(&u)?;
+        self.progress.nodes += done.nodes;
+        if done.truth.is_some() {
+            self.progress.units_proven += 1;
+        } else {
+            self.progress.units_open += 1;
+        }
+        Ok((f, done))
+    }
+
+    /// Waits for the jobs still under way (of questions already settled) and records them.
+    fn drain(
+        &mut self,
+        runner: &mut dyn Runner,
+        report: &(dyn Fn(&ProveProgress) + Sync),
+        cancel: &AtomicBool,
+        started: Instant,
+    ) -> Result<(), ProveError> {
+        while !self.flights.is_empty() {
+            self.receive(runner, report, cancel, started)?;
+        }
+        Ok(())
+    }
+
     /// Settles the root question `root`/`t` by proving units.
     fn prove_question(
         &mut self,
@@ -488,14 +562,14 @@ impl<'a> Coordinator<'a> {
     ) -> Result<bool, ProveError> {
         let mut tree = Tree::new(*root, t, self.config.unit_nodes);
         self.progress.threshold = t;
-        // Jobs under way: id -> the leaves waiting for them.
-        let mut flying: HashMap<u64, (Board, i32, u64, Vec<usize>)> = HashMap::new();
+        self.generation += 1;
+        let generation = self.generation;
         loop {
             if let Some(r) = tree.result() {
                 return Ok(r);
             }
             // Fill the runner's slots with the most-proving leaves.
-            while flying.len() < runner.slots() {
+            while self.flights.len() < runner.slots() {
                 let Some(i) = tree.select() else { break };
                 let n = tree.node(i).clone();
                 if let Some(h) = self.facts.get(&n.board, n.threshold) {
@@ -512,31 +586,43 @@ impl<'a> Coordinator<'a> {
                     continue;
                 }
                 // The same question already under way for another leaf: wait for it.
-                if let Some((_, _, _, leaves)) = flying
-                    .values_mut()
-                    .find(|f| f.0 == n.board && f.1 == n.threshold && f.2 >= n.budget)
-                {
-                    leaves.push(i);
+                if let Some(f) = self.flights.values_mut().find(|f| {
+                    f.generation == generation
+                        && f.board == n.board
+                        && f.threshold == n.threshold
+                        && f.budget >= n.budget
+                }) {
+                    f.leaves.push(i);
                     tree.start(i);
                     continue;
                 }
                 let id = self.next_id;
                 self.next_id += 1;
-                let label = label(&self.rules, &n.path, n.threshold);
+                self.label = label(&self.rules, &n.path, n.threshold);
                 runner.start(Job {
                     id,
                     board: n.board,
                     threshold: n.threshold,
                     budget: n.budget,
-                    label,
+                    label: self.label.clone(),
                 })?;
                 tree.start(i);
-                flying.insert(id, (n.board, n.threshold, n.budget, vec![i]));
+                self.flights.insert(
+                    id,
+                    Flight {
+                        board: n.board,
+                        threshold: n.threshold,
+                        budget: n.budget,
+                        path: n.path.clone(),
+                        leaves: vec![i],
+                        generation,
+                    },
+                );
             }
             if tree.result().is_some() {
                 continue;
             }
-            if flying.is_empty() {
+            if self.flights.is_empty() {
                 return Err(ProveError::Worker(
                     "no unit can be started and none is under way".into(),
                 ));
@@ -546,62 +632,54 @@ impl<'a> Coordinator<'a> {
             self.progress.leaves = tree.open_counts();
             self.progress.seconds = started.elapsed().as_secs_f64();
             report(&self.progress);
-            let base = self.progress.clone();
-            let unit_report = |p: &Progress| {
-                let mut q = base.clone();
-                q.seconds = started.elapsed().as_secs_f64();
-                q.unit = Some((p.stage.clone(), p.clone()));
-                report(&q);
-            };
-            let done = runner.wait(&unit_report, cancel)?;
-            let Some((board, threshold, budget, leaves)) = flying.remove(&done.id) else {
-                return Err(ProveError::Worker(format!(
-                    "a result for job {} that is not under way",
-                    done.id
-                )));
-            };
-            let path = tree.node(leaves[0]).path.clone();
-            let u = UnitRecord {
-                path,
-                board,
-                threshold,
-                verdict: match done.truth {
-                    Some(true) => Verdict::AtLeast,
-                    Some(false) => Verdict::Below,
-                    None => Verdict::Open,
-                },
-                budget,
-                nodes: done.nodes,
-                seconds: done.seconds,
-                db_seeds: done.db_seeds,
-                worker: done.worker.clone(),
-            };
-            self.record(&u)?;
-            self.progress.nodes += done.nodes;
-            self.write_status(&tree, started);
-            match done.truth {
-                Some(_) => {
-                    self.progress.units_proven += 1;
-                    // Every leaf on this board whose question the new fact answers is settled.
-                    for i in tree.leaves_at(&board) {
-                        let n = tree.node(i);
+            let (f, done) = self.receive(runner, report, cancel, started)?;
+            if f.generation == generation {
+                match done.truth {
+                    Some(_) => {
+                        // Every leaf on this board whose question the new fact answers is
+                        // settled.
+                        for i in tree.leaves_at(&f.board) {
+                            let n = tree.node(i);
+                            if let Some(h) = self.facts.get(&n.board, n.threshold) {
+                                tree.solve(i, h);
+                            }
+                        }
+                    }
+                    None => {
+                        for i in f.leaves {
+                            if tree.node(i).state == tree::State::InFlight {
+                                tree.retry(i, f.budget);
+                                self.split(&mut tree, i)?;
+                            }
+                        }
+                    }
+                }
+            } else if done.truth.is_some() {
+                // A job of an earlier question: its fact may settle leaves here too.
+                for i in tree.leaves_at(&f.board) {
+                    let n = tree.node(i);
+                    if n.state == tree::State::Leaf {
                         if let Some(h) = self.facts.get(&n.board, n.threshold) {
                             tree.solve(i, h);
                         }
                     }
                 }
-                None => {
-                    self.progress.units_open += 1;
-                    for i in leaves {
-                        if tree.node(i).state == tree::State::InFlight {
-                            tree.retry(i, budget);
-                            self.split(&mut tree, i)?;
-                        }
-                    }
-                }
             }
+            self.write_status(&tree, started);
         }
     }
+}
+
+/// A job under way: its unit, the leaves of the tree waiting for it, and the root question
+/// (by number) it was started for.
+#[derive(Clone, Debug)]
+struct Flight {
+    board: Board,
+    threshold: i32,
+    budget: u64,
+    path: Vec<usize>,
+    leaves: Vec<usize>,
+    generation: u64,
 }
 
 /// The snapshot of a run in progress, beside the ledger.

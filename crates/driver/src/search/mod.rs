@@ -612,7 +612,8 @@ impl Search {
     /// Answers "is the value of `board` (for the player to move) at least `threshold`?" with
     /// at most `budget` nodes: `Some(true)` or `Some(false)` when proven, `None` when the
     /// budget ran out first. What was proven on the way stays in the table, so a later call on
-    /// this board or one below it starts from it. Progress is labelled `stage`; `cancel`
+    /// this board or one below it starts from it. Iterative deepening runs first only when the
+    /// table holds nothing of the board. Progress is labelled `stage`; `cancel`
     /// stops the search with [`SearchError::Interrupted`].
     pub fn decide(
         &self,
@@ -632,8 +633,11 @@ impl Search {
         sh.moves_total.store(0, Relaxed);
         self.set_stage(stage.to_string());
         let threads = self.config.threads.max(1);
+        // A board the table knows (searched before, as part of another question) keeps the
+        // best moves that search found: a new deepening would replace them with its guesses.
+        let deepen = self.shared.table.probe(tt::key(board)).is_none();
         let r = self.monitored(start, None, progress, cancel, || {
-            self.solve(board, threshold - 1, threshold, None, threads, true)
+            self.solve(board, threshold - 1, threshold, None, threads, deepen)
         });
         let nodes = sh.nodes.load(Relaxed);
         sh.node_limit.store(u64::MAX, Relaxed);
@@ -701,6 +705,25 @@ impl Search {
             Some(Err(e)) => Err(SearchError::Db(e)),
             None => Ok(None),
         }
+    }
+
+    /// Loads the proven bounds saved in a checkpoint of [`Search::analyse`] for the same rules
+    /// (whatever position it was proving) into the table; returns how many entries it held.
+    /// The bounds are proven, so every later answer stays exact; only the work changes.
+    pub fn preload(&self, path: &std::path::Path) -> Result<usize, SearchError> {
+        let ck = Checkpoint::load(path)
+            .map_err(|e| SearchError::Checkpoint(format!("{}: {e}", path.display())))?;
+        if ck.rules.play_rules() != self.shared.rules {
+            return Err(SearchError::Checkpoint(format!(
+                "{} is a checkpoint of other rules ({})",
+                path.display(),
+                ck.rules
+            )));
+        }
+        for &(key, e) in &ck.entries {
+            self.shared.table.store(key, e);
+        }
+        Ok(ck.entries.len())
     }
 
     /// The most seeds of a board the database answers (0 without one).
