@@ -477,11 +477,25 @@ impl<'a> Coordinator<'a> {
             tree.retry(i, n.budget.saturating_mul(4));
             return Ok(());
         }
+        // The move the table holds as best here (the failed unit's search was following it)
+        // comes first: its numbers are the least; the others' estimates count double.
+        let best = self.search.best_move(&n.board);
         let mut kids = Vec::new();
         for q in tree::questions(&self.rules, &n.board, n.threshold) {
             let mut path = n.path.clone();
             path.push(q.house);
-            let s = self.start_of(&q, &path)?;
+            let s = match self.start_of(&q, &path)? {
+                Start::Estimate(p, d) if Some(q.house) == best => {
+                    let m = p.max(d);
+                    if q.flip {
+                        Start::Estimate(m, 1)
+                    } else {
+                        Start::Estimate(1, m)
+                    }
+                }
+                Start::Estimate(p, d) => Start::Estimate(2 * p, 2 * d),
+                s => s,
+            };
             kids.push((q, s));
         }
         tree.expand(i, kids, self.config.unit_nodes);

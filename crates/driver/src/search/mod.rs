@@ -886,6 +886,15 @@ impl Search {
         Some(pv)
     }
 
+    /// The table's best move at `board` (0-based house), if it holds one.
+    pub fn best_move(&self, board: &Board) -> Option<usize> {
+        self.shared
+            .table
+            .probe(tt::key(board))
+            .map(|e| e.best as usize)
+            .filter(|&m| m < board.houses() && board.cells()[m] > 0)
+    }
+
     /// The legal moves of `board`, the table's best move first.
     fn move_order(&self, board: &Board) -> Vec<usize> {
         let first = self
