@@ -38,6 +38,8 @@ enum Command {
     /// Prove the value of the start position in units kept in a ledger (resumable);
     /// `prove status DIR`, `prove check DIR`.
     Prove(cli::prove::ProveArgs),
+    /// Serve the JSON API (/api/v1/...) and the explorer page (/) over HTTP.
+    Serve(cli::serve::ServeArgs),
     /// Recompute the published results listed in data/known-results.toml.
     Verify(cli::verify::VerifyArgs),
 }
@@ -50,6 +52,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Db(a) => cli::db::run(a),
         Command::Solve(a) => cli::solve::run(a),
         Command::Prove(a) => cli::prove::run(a),
+        Command::Serve(a) => cli::serve::run(a),
         Command::Verify(a) => cli::verify::run(a),
     }
 }

@@ -5,5 +5,6 @@ pub mod db;
 pub mod play;
 pub mod prove;
 pub mod query;
+pub mod serve;
 pub mod solve;
 pub mod verify;

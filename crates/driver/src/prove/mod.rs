@@ -478,7 +478,9 @@ impl<'a> Coordinator<'a> {
             return Ok(());
         }
         // The move the table holds as best here (the failed unit's search was following it)
-        // comes first: its numbers are the least; the others' estimates count double.
+        // comes first: its numbers are the least; the others' estimates count
+        // `OTHER_MOVES` times, so that they are tried only when the best line grows that
+        // much harder than it looked (the search's move order is better than a shallow guess).
         let best = self.search.best_move(&n.board);
         let mut kids = Vec::new();
         for q in tree::questions(&self.rules, &n.board, n.threshold) {
@@ -493,7 +495,7 @@ impl<'a> Coordinator<'a> {
                         Start::Estimate(1, m)
                     }
                 }
-                Start::Estimate(p, d) => Start::Estimate(2 * p, 2 * d),
+                Start::Estimate(p, d) => Start::Estimate(OTHER_MOVES * p, OTHER_MOVES * d),
                 s => s,
             };
             kids.push((q, s));
@@ -695,6 +697,9 @@ struct Flight {
     leaves: Vec<usize>,
     generation: u64,
 }
+
+/// How much more the estimates of moves other than the table's best move count.
+const OTHER_MOVES: u64 = 16;
 
 /// The snapshot of a run in progress, beside the ledger.
 pub const STATUS: &str = "status.json";

@@ -657,6 +657,40 @@ impl Search {
         }
     }
 
+    /// The best bounds on the value of `board` proven before `cancel` is set: `(lower, upper,
+    /// nodes)`, equal bounds when the search finished. For answers within a time budget.
+    pub fn bounds(
+        &self,
+        board: &Board,
+        cancel: &AtomicBool,
+    ) -> Result<(i32, i32, u64), SearchError> {
+        let start = Instant::now();
+        let sh = &self.shared;
+        sh.nodes.store(0, Relaxed);
+        sh.node_limit
+            .store(self.config.node_limit.unwrap_or(u64::MAX), Relaxed);
+        sh.interrupted.store(false, Relaxed);
+        let seeds = board.seeds() as i32;
+        if let Some(v) = self.known_value(board)? {
+            return Ok((v, v, 0));
+        }
+        sh.lower.store(-seeds, Relaxed);
+        sh.upper.store(seeds, Relaxed);
+        let threads = self.config.threads.max(1);
+        let deepen = sh.table.probe(tt::key(board)).is_none();
+        let r = self.monitored(start, None, &|_| {}, cancel, || {
+            self.solve(board, -seeds, seeds, None, threads, deepen)
+        });
+        let nodes = sh.nodes.load(Relaxed);
+        if let Some(e) = sh.db_error.lock().unwrap().take() {
+            return Err(SearchError::Db(e));
+        }
+        Ok(match r {
+            Some(v) => (v, v, nodes),
+            None => (sh.lower.load(Relaxed), sh.upper.load(Relaxed), nodes),
+        })
+    }
+
     /// A cheap guess of whether the value of `board` is at least `threshold`: a
     /// depth-limited zero-window search `depth` moves deep (on one thread). Returns the guess,
     /// whether it is in fact proven (the search met no horizon), and the nodes spent.

@@ -1,0 +1,527 @@
+//! `kalah serve`: a JSON HTTP API over the databases and the search, and the explorer page.
+//!
+//! `GET /api/v1/position` answers the value of a position and of each move (from the game's
+//! end, the database, or the search within a time budget, with proven bounds when it runs
+//! out); `GET /api/v1/openapi.json` describes the API; `GET /` is the explorer page. Every
+//! answer carries `access-control-allow-origin: *`. The database of a rule set is the directory
+//! `<db>/<rules slug>` (as `kalah db build` names it): no request names a path. Searches run on
+//! a bounded pool (`--searches`), each with its own table; a request that finds none free
+//! within its budget gets 503.
+
+use super::common::{CliError, CliResult};
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use clap::Args;
+use kalah_driver::{Search, SearchConfig};
+use kalah_solver::db::Database;
+use kalah_solver::{parse_position, Board, Capture, EndRule, Endgame, Leftover, Position, Rules};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Arguments of `kalah serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The directory of databases, one per rule set in `<DIR>/<rules slug>` (as built by
+    /// `kalah db build`); rule sets without one are answered by the search alone.
+    #[arg(long, value_name = "DIR", default_value = "data/db")]
+    pub db: PathBuf,
+    /// Address to listen on (port 0: any free port, printed at start).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: String,
+    /// Default time budget of a search, in milliseconds (a request may ask for less or up to
+    /// --max-budget-ms with `budget_ms`).
+    #[arg(long, default_value_t = 2000, value_name = "MS")]
+    pub budget_ms: u64,
+    /// The largest budget a request may ask for.
+    #[arg(long, default_value_t = 10000, value_name = "MS")]
+    pub max_budget_ms: u64,
+    /// Searches that may run at once (each on one thread with its own table).
+    #[arg(long, default_value_t = 2)]
+    pub searches: usize,
+    /// Table size of each search, in MiB.
+    #[arg(long, default_value_t = 64)]
+    pub tt_mb: usize,
+}
+
+/// The largest position a request may ask about, in seeds (a bound on the work of one
+/// request beyond its time budget: the moves' sowing).
+const MAX_SEEDS: u32 = 255;
+/// Rule sets whose databases and searches are kept at once.
+const MAX_RULE_SETS: usize = 8;
+
+struct Shared {
+    root: PathBuf,
+    budget: Duration,
+    max_budget: Duration,
+    tt_mb: usize,
+    /// The databases opened, by rules slug (`None`: that rule set has none).
+    dbs: Mutex<HashMap<String, Option<Arc<Database>>>>,
+    /// Idle searches, by rules slug.
+    idle: Mutex<HashMap<String, Vec<Search>>>,
+    /// Permits to search.
+    permits: tokio::sync::Semaphore,
+}
+
+/// An error answer: status and a JSON body `{"error": "..."}`.
+struct ApiError(StatusCode, String);
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.0, Json(json!({"error": self.1}))).into_response()
+    }
+}
+
+fn bad(msg: impl Into<String>) -> ApiError {
+    ApiError(StatusCode::BAD_REQUEST, msg.into())
+}
+
+fn parse_rules(q: &HashMap<String, String>) -> Result<Rules, ApiError> {
+    let get = |k: &str| q.get(k).map(|s| s.as_str());
+    let num = |k: &str, d: u64| -> Result<u64, ApiError> {
+        match get(k) {
+            None => Ok(d),
+            Some(s) => s
+                .parse::<u64>()
+                .map_err(|_| bad(format!("{k}: {s:?} is not a number"))),
+        }
+    };
+    let houses = num("houses", 6)?;
+    let seeds = num("seeds", 4)?;
+    if houses > 8 || seeds > 255 {
+        return Err(bad("houses must be 1 to 8 and seeds at most 255"));
+    }
+    let rules = Rules {
+        houses: houses as usize,
+        seeds: seeds as u32,
+        capture: get("capture")
+            .unwrap_or("standard")
+            .parse::<Capture>()
+            .map_err(|e| bad(format!("capture: {e}")))?,
+        leftover: get("leftover")
+            .unwrap_or("owner")
+            .parse::<Leftover>()
+            .map_err(|e| bad(format!("leftover: {e}")))?,
+        end: get("end")
+            .unwrap_or("either")
+            .parse::<EndRule>()
+            .map_err(|e| bad(format!("end: {e}")))?,
+    };
+    rules.validate().map_err(|e| bad(e.to_string()))?;
+    Ok(rules)
+}
+
+fn rules_json(r: &Rules) -> Value {
+    super::solve::rules_json(r)
+}
+
+impl Shared {
+    /// The database of `rules`, opened on first use.
+    fn db(&self, rules: &Rules) -> Result<Option<Arc<Database>>, ApiError> {
+        let slug = rules.slug();
+        let mut dbs = self.dbs.lock().unwrap();
+        if let Some(d) = dbs.get(&slug) {
+            return Ok(d.clone());
+        }
+        if dbs.len() >= MAX_RULE_SETS {
+            dbs.clear();
+        }
+        let dir = self.root.join(&slug);
+        let db = if dir.is_dir() {
+            let db = Database::open(&dir, rules).map_err(|e| {
+                ApiError(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("the database of these rules cannot be opened: {e}"),
+                )
+            })?;
+            Some(Arc::new(db))
+        } else {
+            None
+        };
+        dbs.insert(slug, db.clone());
+        Ok(db)
+    }
+
+    /// An idle search for `rules` (made if none is idle); give it back with [`Shared::put`].
+    fn take(&self, rules: &Rules, db: &Option<Arc<Database>>) -> Search {
+        let slug = rules.slug();
+        if let Some(s) = self
+            .idle
+            .lock()
+            .unwrap()
+            .get_mut(&slug)
+            .and_then(|v| v.pop())
+        {
+            return s;
+        }
+        Search::new(
+            *rules,
+            SearchConfig {
+                tt_mb: self.tt_mb,
+                threads: 1,
+                endgame: db.clone().map(|d| d as Arc<dyn Endgame>),
+                deepening: (5, 3, 11),
+                ..SearchConfig::default()
+            },
+        )
+    }
+
+    fn put(&self, rules: &Rules, s: Search) {
+        let mut idle = self.idle.lock().unwrap();
+        if idle.len() >= MAX_RULE_SETS && !idle.contains_key(&rules.slug()) {
+            idle.clear();
+        }
+        idle.entry(rules.slug()).or_default().push(s);
+    }
+}
+
+/// A move's answer: bounds on its value for the player to move (equal when exact).
+struct MoveAnswer {
+    house: usize,
+    lower: i32,
+    upper: i32,
+    next: Position,
+    extra_turn: bool,
+    captured: Option<u32>,
+}
+
+fn db_value(db: &Database, b: &Board) -> Result<i32, ApiError> {
+    db.probe(b)
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .ok_or_else(|| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the database has no value for {b}"),
+            )
+        })
+}
+
+/// The principal variation from `pos` while the database covers it (best moves, 1-based
+/// houses with the side's letter).
+fn database_pv(rules: &Rules, db: &Database, pos: &Position) -> Result<Vec<String>, ApiError> {
+    let mut p = *pos;
+    let mut pv = Vec::new();
+    while p.board().final_value(rules).is_none() && pv.len() < 400 {
+        let b = p.board();
+        let value = db_value(db, &b)?;
+        let mut chosen = None;
+        for h in b.legal_houses() {
+            let s = b.sow(rules, h);
+            if s.value_with(db_value(db, &s.next())?) == value {
+                chosen = Some(h);
+                break;
+            }
+        }
+        let Some(h) = chosen else { break };
+        pv.push(format!("{}{}", p.to_move().letter(), h + 1));
+        p = p.play(rules, h).0;
+    }
+    Ok(pv)
+}
+
+/// The answer for one request (run on a blocking thread).
+fn answer(
+    sh: &Shared,
+    rules: &Rules,
+    pos: &Position,
+    budget: Duration,
+    permit_wait: Duration,
+) -> Result<Value, ApiError> {
+    let start = Instant::now();
+    let board = pos.board();
+    let db = sh.db(rules)?;
+    let lead = pos.store_lead();
+    let mut source = "database";
+    let mut nodes = 0u64;
+    let mut moves = Vec::new();
+    let mut pv = Vec::new();
+    let value_bounds: (i32, i32);
+    if let Some(v) = board.final_value(rules) {
+        source = "final";
+        value_bounds = (v, v);
+    } else {
+        let covered = |b: &Board| {
+            b.final_value(rules).is_some()
+                || db.as_ref().is_some_and(|d| b.seeds() <= d.max_seeds())
+        };
+        let value_of = |b: &Board| -> Result<i32, ApiError> {
+            match b.final_value(rules) {
+                Some(v) => Ok(v),
+                None => db_value(db.as_ref().unwrap(), b),
+            }
+        };
+        let deadline = start + budget;
+        let mut search: Option<Search> = None;
+        let mut permit = None;
+        for h in board.legal_houses() {
+            let (next, s) = pos.play(rules, h);
+            let child = s.next();
+            let (lo, hi) = if covered(&child) {
+                let v = value_of(&child)?;
+                (v, v)
+            } else {
+                source = "search";
+                if search.is_none() {
+                    // One of the bounded searches, waited for at most the permit wait.
+                    let waiting = Instant::now();
+                    loop {
+                        if let Ok(p) = sh.permits.try_acquire() {
+                            permit = Some(p);
+                            break;
+                        }
+                        if waiting.elapsed() >= permit_wait {
+                            return Err(ApiError(
+                                StatusCode::SERVICE_UNAVAILABLE,
+                                "every search is busy; try again".into(),
+                            ));
+                        }
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    search = Some(sh.take(rules, &db));
+                }
+                let cancel = Arc::new(AtomicBool::new(false));
+                let left = deadline.saturating_duration_since(Instant::now());
+                let timer = {
+                    let cancel = cancel.clone();
+                    std::thread::spawn(move || {
+                        std::thread::park_timeout(left);
+                        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                    })
+                };
+                let r = search.as_ref().unwrap().bounds(&child, &cancel);
+                timer.thread().unpark();
+                let _ = timer.join();
+                let (lo, hi, n) =
+                    r.map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+                nodes += n;
+                (lo, hi)
+            };
+            let gain = s.gain as i32;
+            let (lower, upper) = if s.extra_turn {
+                (gain + lo, gain + hi)
+            } else {
+                (gain - hi, gain - lo)
+            };
+            moves.push(MoveAnswer {
+                house: h,
+                lower,
+                upper,
+                next,
+                extra_turn: s.extra_turn,
+                captured: s.captured,
+            });
+        }
+        if let Some(s) = search {
+            sh.put(rules, s);
+        }
+        drop(permit);
+        value_bounds = (
+            moves.iter().map(|m| m.lower).max().unwrap(),
+            moves.iter().map(|m| m.upper).max().unwrap(),
+        );
+        if source == "database" && value_bounds.0 == value_bounds.1 {
+            if let Some(d) = &db {
+                if board.seeds() <= d.max_seeds() {
+                    pv = database_pv(rules, d, pos)?;
+                }
+            }
+        }
+    }
+    let (lo, hi) = value_bounds;
+    let exact = lo == hi;
+    let best: Vec<usize> = moves
+        .iter()
+        .filter(|m| exact && m.lower == lo && m.upper == lo)
+        .map(|m| m.house + 1)
+        .collect();
+    Ok(json!({
+        "rules": rules_json(rules),
+        "position": pos.full(),
+        "to_move": pos.to_move().name(),
+        "over": moves.is_empty(),
+        "value": exact.then_some(lo),
+        "lower": lo,
+        "upper": hi,
+        "margin": exact.then_some(lo + lead),
+        "source": if exact { source } else { "bounds" },
+        "moves": moves.iter().map(|m| json!({
+            "house": m.house + 1,
+            "value": (m.lower == m.upper).then_some(m.lower),
+            "lower": m.lower,
+            "upper": m.upper,
+            "next": m.next.full(),
+            "extra_turn": m.extra_turn,
+            "capture": m.captured,
+        })).collect::<Vec<_>>(),
+        "best": best,
+        "pv": pv,
+        "nodes": nodes,
+        "seconds": start.elapsed().as_secs_f64(),
+    }))
+}
+
+async fn position(
+    State(sh): State<Arc<Shared>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    for k in q.keys() {
+        if ![
+            "position",
+            "houses",
+            "seeds",
+            "capture",
+            "leftover",
+            "end",
+            "budget_ms",
+        ]
+        .contains(&k.as_str())
+        {
+            return Err(bad(format!("unknown parameter {k:?}")));
+        }
+    }
+    let rules = parse_rules(&q)?;
+    let pos = match q
+        .get("position")
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+    {
+        None => Position::start(&rules),
+        Some(text) => {
+            if text.len() > 200 {
+                return Err(bad("position: too long"));
+            }
+            parse_position(text, rules.houses).map_err(|e| bad(format!("position: {e}")))?
+        }
+    };
+    if pos.board().seeds() > MAX_SEEDS {
+        return Err(bad("position: too many seeds"));
+    }
+    let budget = match q.get("budget_ms") {
+        None => sh.budget,
+        Some(s) => {
+            let ms: u64 = s
+                .parse()
+                .map_err(|_| bad(format!("budget_ms: {s:?} is not a number")))?;
+            Duration::from_millis(ms).min(sh.max_budget)
+        }
+    };
+    let sh2 = sh.clone();
+    tokio::task::spawn_blocking(move || {
+        answer(
+            &sh2,
+            &rules,
+            &pos,
+            budget,
+            budget.max(Duration::from_millis(100)),
+        )
+    })
+    .await
+    .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+    .map(Json)
+}
+
+async fn openapi() -> Json<Value> {
+    Json(openapi_doc())
+}
+
+/// The OpenAPI document of the API.
+fn openapi_doc() -> Value {
+    let param = |name: &str, ty: &str, desc: &str| json!({"name": name, "in": "query", "required": false, "schema": {"type": ty}, "description": desc});
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "kalah", "version": "1", "description": "Values of Kalah positions under perfect play, from endgame databases and a proving search."},
+        "paths": {
+            "/api/v1/position": {"get": {
+                "summary": "The value of a position for the player to move and of each legal move",
+                "parameters": [
+                    param("position", "string", "Short form \"3 3 3 / 3 3 3\" (mover first) or full form \"S: 4 4 4 4 4 4 [0] / 4 4 4 4 4 4 [0]\"; default: the start"),
+                    param("houses", "integer", "Houses per side, 1 to 8 (default 6)"),
+                    param("seeds", "integer", "Seeds per house at the start (default 4); used when no position is given"),
+                    param("capture", "string", "standard (default), empty or never"),
+                    param("leftover", "string", "owner (default), emptier or discard"),
+                    param("end", "string", "either (default) or mover"),
+                    param("budget_ms", "integer", "Time budget of the search for positions beyond the database"),
+                ],
+                "responses": {
+                    "200": {"description": "value (null when only bounds are proven), lower, upper, margin, source (final, database, search or bounds), moves [{house, value, lower, upper, next, extra_turn, capture}], best, pv, nodes, seconds"},
+                    "400": {"description": "{\"error\": \"...\"}: a bad parameter or position"},
+                    "503": {"description": "every search is busy"}
+                }
+            }},
+            "/api/v1/openapi.json": {"get": {"summary": "This document", "responses": {"200": {"description": "OpenAPI 3"}}}}
+        }
+    })
+}
+
+async fn page() -> Html<&'static str> {
+    Html(include_str!("explorer.html"))
+}
+
+async fn not_found() -> ApiError {
+    ApiError(
+        StatusCode::NOT_FOUND,
+        "no such path; see /api/v1/openapi.json".into(),
+    )
+}
+
+async fn cors(mut r: Response) -> Response {
+    r.headers_mut().insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    r
+}
+
+/// The router of the server (for tests too).
+fn router(sh: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/", get(page))
+        .route("/api/v1/position", get(position))
+        .route("/api/v1/openapi.json", get(openapi))
+        .fallback(not_found)
+        .layer(axum::middleware::map_response(cors))
+        .with_state(sh)
+}
+
+/// Runs `kalah serve` until Ctrl-C.
+pub fn run(args: &ServeArgs) -> CliResult {
+    let sh = Arc::new(Shared {
+        root: args.db.clone(),
+        budget: Duration::from_millis(args.budget_ms.min(args.max_budget_ms)),
+        max_budget: Duration::from_millis(args.max_budget_ms),
+        tt_mb: args.tt_mb.max(1),
+        dbs: Mutex::new(HashMap::new()),
+        idle: Mutex::new(HashMap::new()),
+        permits: tokio::sync::Semaphore::new(args.searches.max(1)),
+    });
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failure(format!("starting the server: {e}")))?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&args.addr)
+            .await
+            .map_err(|e| CliError::usage(format!("--addr {}: {e}", args.addr)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        println!(
+            "listening on http://{addr}/ (databases under {})",
+            args.db.display()
+        );
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        axum::serve(listener, router(sh))
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .map_err(|e| CliError::failure(format!("server: {e}")))
+    })
+}
