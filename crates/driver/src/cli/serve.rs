@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// Table size of each search, in MiB.
     #[arg(long, default_value_t = 64)]
     pub tt_mb: usize,
+    /// Compressed databases up to this size (MiB, one byte a position) are decoded into
+    /// memory on first use, for fast searches; larger ones are probed block by block.
+    #[arg(long, default_value_t = 4096, value_name = "MB")]
+    pub db_memory_mb: u64,
 }
 
 /// The largest position a request may ask about, in seeds (a bound on the work of one
@@ -61,6 +65,7 @@ struct Shared {
     budget: Duration,
     max_budget: Duration,
     tt_mb: usize,
+    memory_mb: u64,
     /// The databases opened, by rules slug (`None`: that rule set has none).
     dbs: Mutex<HashMap<String, Option<Arc<Database>>>>,
     /// Idle searches, by rules slug.
@@ -134,12 +139,21 @@ impl Shared {
         }
         let dir = self.root.join(&slug);
         let db = if dir.is_dir() {
-            let db = Database::open(&dir, rules).map_err(|e| {
+            let fail = |e: kalah_solver::DbError| {
                 ApiError(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("the database of these rules cannot be opened: {e}"),
                 )
-            })?;
+            };
+            let mut db = Database::open(&dir, rules).map_err(fail)?;
+            // Searches probe at random: compressed levels are decoded into memory first when
+            // they fit the budget (stored levels are probed from their maps as they are).
+            let bytes: u64 = (0..=db.max_seeds())
+                .map(|l| kalah_solver::db::level_size(rules.houses, l))
+                .sum();
+            if bytes <= self.memory_mb << 20 {
+                db.load_into_memory().map_err(fail)?;
+            }
             Some(Arc::new(db))
         } else {
             None
@@ -496,6 +510,7 @@ pub fn run(args: &ServeArgs) -> CliResult {
         budget: Duration::from_millis(args.budget_ms.min(args.max_budget_ms)),
         max_budget: Duration::from_millis(args.max_budget_ms),
         tt_mb: args.tt_mb.max(1),
+        memory_mb: args.db_memory_mb,
         dbs: Mutex::new(HashMap::new()),
         idle: Mutex::new(HashMap::new()),
         permits: tokio::sync::Semaphore::new(args.searches.max(1)),
