@@ -298,3 +298,39 @@ fn query_reports_a_corrupt_database() {
     }
     std::fs::write(&file, &clean).unwrap();
 }
+
+#[test]
+fn query_prints_proven_bounds_when_its_budget_runs_out() {
+    // One move into 4-seed Kalah, no database, a third of a second: bounds, not values.
+    let out = kalah(&[
+        "query",
+        "--budget",
+        "0.3",
+        "--tt-mb",
+        "16",
+        "N: 4 4 4 4 0 5 [1] / 5 5 4 4 4 4 [0]",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("searching: 47 seeds"), "{err}");
+    assert!(stdout(&out).contains("between"), "{}", stdout(&out));
+    let v = json(&[
+        "query",
+        "--json",
+        "--budget",
+        "0.3",
+        "--tt-mb",
+        "16",
+        "N: 4 4 4 4 0 5 [1] / 5 5 4 4 4 4 [0]",
+    ]);
+    assert_eq!(v["source"], "bounds", "{v}");
+    assert!(v["value"].is_null());
+    let (lo, hi) = (v["lower"].as_i64().unwrap(), v["upper"].as_i64().unwrap());
+    assert!(-47 <= lo && lo < hi && hi <= 47, "{v}");
+    let moves = v["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 6);
+    for m in moves {
+        assert!(m["lower"].as_i64() <= m["upper"].as_i64(), "{m}");
+        assert!(m["lower"].as_i64().unwrap() <= hi);
+    }
+}

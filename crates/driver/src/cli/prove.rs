@@ -2,8 +2,7 @@
 //! `kalah prove status DIR` and `kalah prove check DIR`.
 
 use super::common::{
-    cancel_flag, default_db_dir, show_progress, spinner, CliError, CliResult, RuleArgs,
-    EXIT_INTERRUPTED,
+    cancel_flag, show_progress, spinner, CliError, CliResult, RuleArgs, EXIT_INTERRUPTED,
 };
 use super::solve::{default_tt_mb, open_endgame, progress_message, rules_json, GoalArg};
 use clap::{Args, Subcommand};
@@ -68,9 +67,10 @@ pub struct RunArgs {
     /// Endgame database directory (default `data/db/<rules>`).
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
-    /// Without --db: first make sure the default database holds every level up to N seeds.
-    #[arg(long, default_value_t = 16, value_name = "N")]
-    pub build_upto: u32,
+    /// Without --db: first make sure the default database holds every level up to N seeds. (default: the size that makes
+    /// the run fastest for this board, said on stderr; 0: build nothing).
+    #[arg(long, value_name = "N")]
+    pub build_upto: Option<u32>,
     /// Use only the levels 0..=N of the database.
     #[arg(long, value_name = "N")]
     pub db_upto: Option<u32>,
@@ -266,8 +266,13 @@ fn prove_mpi(
     use mpi::collective::CommunicatorCollectives;
     use mpi::topology::Communicator;
     if world.rank() == 0 {
-        let built = if args.db.is_none() && args.build_upto > 0 {
-            super::db::ensure_levels(&default_db_dir(rules), rules, args.build_upto, args.json)
+        let built = if args.db.is_none() {
+            super::common::ensure_default_db(
+                rules,
+                rules.seeds * 2 * rules.houses as u32,
+                args.build_upto,
+                args.json,
+            )
         } else {
             Ok(())
         };
@@ -300,8 +305,13 @@ fn prove_mpi(
 /// search).
 fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) -> CliResult {
     let rules = *rules;
-    if runner.is_none() && args.db.is_none() && args.build_upto > 0 {
-        super::db::ensure_levels(&default_db_dir(&rules), &rules, args.build_upto, args.json)?;
+    if runner.is_none() && args.db.is_none() {
+        super::common::ensure_default_db(
+            &rules,
+            rules.seeds * 2 * rules.houses as u32,
+            args.build_upto,
+            args.json,
+        )?;
     }
     let remote = runner.is_some();
     let (search, db_seeds, mut worker) = if remote {

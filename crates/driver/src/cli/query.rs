@@ -4,9 +4,9 @@ use super::common::{
     best_houses, cancel_flag, db_dir, read_position, show_progress, spinner, CliError, CliResult,
     RuleArgs, EXIT_USAGE,
 };
-use super::solve::{open_endgame, progress_message, search_error};
+use super::solve::{open_endgame, search_error};
 use clap::Args;
-use kalah_driver::{Goal, Search, SearchConfig};
+use kalah_driver::{Search, SearchConfig};
 use kalah_solver::db::Database;
 use kalah_solver::{Board, Endgame, Position, Rules};
 use serde_json::{json, Value};
@@ -32,6 +32,10 @@ pub struct QueryArgs {
     /// Transposition table size in MiB, for positions larger than the database.
     #[arg(long, default_value_t = 256)]
     pub tt_mb: usize,
+    /// Seconds a search may take for one position; when they run out, the bounds proven so
+    /// far are printed (`"source": "bounds"`) instead of exact values.
+    #[arg(long, default_value_t = 60.0, value_name = "SECS")]
+    pub budget: f64,
 }
 
 /// Where values come from: the database for positions that fit in it, the search (over the
@@ -42,6 +46,7 @@ pub struct Solver {
     db: Option<Database>,
     tt_mb: usize,
     json: bool,
+    budget: std::time::Duration,
     search: OnceLock<Search>,
 }
 
@@ -53,8 +58,15 @@ impl Solver {
             db,
             tt_mb,
             json,
+            budget: std::time::Duration::from_secs(60),
             search: OnceLock::new(),
         }
+    }
+
+    /// Sets the time a search may take for one position.
+    pub fn with_budget(mut self, secs: f64) -> Solver {
+        self.budget = std::time::Duration::from_secs_f64(secs.clamp(0.0, 1e9));
+        self
     }
 
     /// The search, made on first use over the database decoded into memory (a search
@@ -89,12 +101,15 @@ pub fn open_db(db: &Option<PathBuf>, rules: &Rules) -> CliResult<Option<Database
 
 /// The answer for one position.
 pub struct Answer {
-    /// Value for the player to move.
+    /// Value for the player to move (the lower bound when `bounds` is set).
     pub value: i32,
-    /// (0-based house, value) for every legal move.
+    /// (0-based house, value) for every legal move (lower bounds when `bounds` is set).
     pub moves: Vec<(usize, i32)>,
     /// Where the values came from.
     pub source: &'static str,
+    /// When the search's budget ran out: the proven upper bound of the position and of each
+    /// move (lower bounds are `value` and `moves`).
+    pub bounds: Option<(i32, Vec<i32>)>,
 }
 
 /// Computes the value of a board and of each of its moves.
@@ -106,6 +121,7 @@ pub fn analyse(solver: &Solver, board: &Board) -> CliResult<Answer> {
             value: v,
             moves: Vec::new(),
             source: "final",
+            bounds: None,
         });
     }
     if let Some(db) = db.filter(|db| board.seeds() <= db.max_seeds()) {
@@ -131,27 +147,98 @@ pub fn analyse(solver: &Solver, board: &Board) -> CliResult<Answer> {
             value,
             moves,
             source: "database",
+            bounds: None,
         });
     }
-    // Larger than the database: the proving search, over the database.
+    // Larger than the database: the proving search, over the database, move by move, within
+    // the budget; what is not proven by then is reported as bounds.
+    let search = solver.search()?;
+    if !solver.json {
+        eprintln!(
+            "searching: {} seeds on the board, more than the database holds ({}); at most {:.0} s, then the bounds proven",
+            board.seeds(),
+            solver.db.as_ref().map(|d| d.max_seeds().to_string()).unwrap_or_else(|| "no database".into()),
+            solver.budget.as_secs_f64()
+        );
+    }
     let bar = spinner(show_progress(solver.json));
-    let analysis = solver.search()?.analyse(
-        board,
-        true,
-        Goal::Exact,
-        &|p| bar.set_message(progress_message(p)),
-        cancel_flag(),
-    );
+    let deadline = Instant::now() + solver.budget;
+    let legal: Vec<usize> = board.legal_houses().collect();
+    let mut moves = Vec::new();
+    let mut uppers = Vec::new();
+    for (i, &h) in legal.iter().enumerate() {
+        bar.set_message(format!("move {} ({}/{})", h + 1, i + 1, legal.len()));
+        let s = board.sow(rules, h);
+        let child = s.next();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let r = std::thread::scope(|scope| {
+            let timer = scope.spawn(|| {
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    if Instant::now() >= deadline
+                        || cancel_flag().load(std::sync::atomic::Ordering::Relaxed)
+                    {
+                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        return;
+                    }
+                    std::thread::park_timeout(std::time::Duration::from_millis(20));
+                }
+            });
+            let r = search.bounds(&child, &stop);
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            timer.thread().unpark();
+            r
+        });
+        if cancel_flag().load(std::sync::atomic::Ordering::Relaxed) {
+            bar.finish_and_clear();
+            return Err(CliError {
+                code: super::common::EXIT_INTERRUPTED,
+                message: "interrupted".into(),
+            });
+        }
+        let (lo, hi, _) = r.map_err(search_error)?;
+        let gain = s.gain as i32;
+        let (lower, upper) = if s.extra_turn {
+            (gain + lo, gain + hi)
+        } else {
+            (gain - hi, gain - lo)
+        };
+        moves.push((h, lower));
+        uppers.push(upper);
+    }
     bar.finish_and_clear();
-    let analysis = analysis.map_err(search_error)?;
+    let value = moves.iter().map(|m| m.1).max().unwrap();
+    let upper = uppers.iter().copied().max().unwrap();
+    let exact = value == upper && moves.iter().zip(&uppers).all(|(m, &u)| m.1 == u);
     Ok(Answer {
-        value: analysis.value,
-        moves: analysis.moves,
-        source: "search",
+        value,
+        moves,
+        source: if exact { "search" } else { "bounds" },
+        bounds: (!exact).then_some((upper, uppers)),
     })
 }
 
 fn to_json(pos: &Position, answer: &Answer, seconds: f64) -> Value {
+    if let Some((upper, uppers)) = &answer.bounds {
+        return json!({
+            "position": pos.full(),
+            "to_move": pos.to_move().name(),
+            "value": null,
+            "lower": answer.value,
+            "upper": upper,
+            "margin": null,
+            "over": false,
+            "moves": answer.moves.iter().zip(uppers).map(|(&(h, lo), &hi)| json!({
+                "house": h + 1,
+                "value": (lo == hi).then_some(lo),
+                "lower": lo,
+                "upper": hi,
+            })).collect::<Vec<_>>(),
+            "best": [],
+            "source": answer.source,
+            "seconds": seconds,
+        });
+    }
     let best = best_houses(&answer.moves, answer.value);
     json!({
         "position": pos.full(),
@@ -168,6 +255,21 @@ fn to_json(pos: &Position, answer: &Answer, seconds: f64) -> Value {
 
 fn print_text(pos: &Position, answer: &Answer) {
     let who = pos.to_move().name();
+    if let Some((upper, uppers)) = &answer.bounds {
+        println!("position: {}", pos.full());
+        println!(
+            "value for {who} (to move): between {:+} and {upper:+} (the search's budget ran out; --budget SECS for more)",
+            answer.value
+        );
+        for (&(h, lo), &hi) in answer.moves.iter().zip(uppers) {
+            if lo == hi {
+                println!("  house {}: {lo:+}", h + 1);
+            } else {
+                println!("  house {}: {lo:+} to {hi:+}", h + 1);
+            }
+        }
+        return;
+    }
     println!("position: {}", pos.full());
     if answer.moves.is_empty() {
         println!(
@@ -201,7 +303,8 @@ fn one(solver: &Solver, text: &str) -> CliResult<Value> {
 pub fn run(args: &QueryArgs) -> CliResult {
     let rules = args.rules.rules()?;
     let json = args.json || args.position.is_none();
-    let solver = Solver::new(rules, open_db(&args.db, &rules)?, args.tt_mb, json);
+    let solver =
+        Solver::new(rules, open_db(&args.db, &rules)?, args.tt_mb, json).with_budget(args.budget);
     if let Some(text) = &args.position {
         let pos = read_position(text, &rules)?;
         let start = Instant::now();

@@ -1,8 +1,8 @@
 //! `kalah solve`: prove the value of the start position.
 
 use super::common::{
-    best_houses, cancel_flag, db_dir, default_db_dir, show_progress, spinner, CliError, CliResult,
-    RuleArgs, EXIT_INTERRUPTED,
+    best_houses, cancel_flag, db_dir, show_progress, spinner, CliError, CliResult, RuleArgs,
+    EXIT_INTERRUPTED,
 };
 use clap::{Args, ValueEnum};
 use indicatif::ProgressBar;
@@ -38,9 +38,10 @@ pub struct SolveArgs {
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
     /// Without --db: first make sure the default database `data/db/<rules>` holds every level up
-    /// to N seeds, building what is missing (0: use whatever is there, build nothing).
-    #[arg(long, default_value_t = 16, value_name = "N")]
-    pub build_upto: u32,
+    /// to N seeds, building what is missing (0: use whatever is there, build nothing). (default: the size that makes
+    /// the run fastest for this board, said on stderr; 0: build nothing).
+    #[arg(long, value_name = "N")]
+    pub build_upto: Option<u32>,
     /// Read the database block by block as probes need it instead of decoding it into
     /// memory first (slower searches, less memory).
     #[arg(long)]
@@ -326,8 +327,13 @@ fn pie_json(rules: &Rules, db: &DbFacts, p: &Pie) -> Value {
 /// Runs `kalah solve`.
 pub fn run(args: &SolveArgs) -> CliResult {
     let rules = args.rules.rules()?;
-    if args.db.is_none() && args.build_upto > 0 {
-        super::db::ensure_levels(&default_db_dir(&rules), &rules, args.build_upto, args.json)?;
+    if args.db.is_none() {
+        super::common::ensure_default_db(
+            &rules,
+            rules.seeds * 2 * rules.houses as u32,
+            args.build_upto,
+            args.json,
+        )?;
     }
     let opened = std::time::Instant::now();
     let endgame = open_endgame(args.db.as_deref(), &rules, args.db_lazy, args.db_upto)?;
