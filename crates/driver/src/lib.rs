@@ -4,6 +4,7 @@
 
 #![warn(missing_docs)]
 
+pub mod api;
 pub mod prove;
 pub mod search;
 

@@ -9,7 +9,7 @@
 //! within its budget gets 503.
 
 use super::common::{CliError, CliResult};
-use axum::extract::{Query, State};
+use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
@@ -17,7 +17,7 @@ use axum::{Json, Router};
 use clap::Args;
 use kalah_driver::{Search, SearchConfig};
 use kalah_solver::db::Database;
-use kalah_solver::{parse_position, Board, Capture, EndRule, Endgame, Leftover, Position, Rules};
+use kalah_solver::{Board, Endgame, Position, Rules};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -54,9 +54,6 @@ pub struct ServeArgs {
     pub db_memory_mb: u64,
 }
 
-/// The largest position a request may ask about, in seeds (a bound on the work of one
-/// request beyond its time budget: the moves' sowing).
-const MAX_SEEDS: u32 = 255;
 /// Rule sets whose databases and searches are kept at once.
 const MAX_RULE_SETS: usize = 8;
 
@@ -85,41 +82,6 @@ impl IntoResponse for ApiError {
 
 fn bad(msg: impl Into<String>) -> ApiError {
     ApiError(StatusCode::BAD_REQUEST, msg.into())
-}
-
-fn parse_rules(q: &HashMap<String, String>) -> Result<Rules, ApiError> {
-    let get = |k: &str| q.get(k).map(|s| s.as_str());
-    let num = |k: &str, d: u64| -> Result<u64, ApiError> {
-        match get(k) {
-            None => Ok(d),
-            Some(s) => s
-                .parse::<u64>()
-                .map_err(|_| bad(format!("{k}: {s:?} is not a number"))),
-        }
-    };
-    let houses = num("houses", 6)?;
-    let seeds = num("seeds", 4)?;
-    if houses > 8 || seeds > 255 {
-        return Err(bad("houses must be 1 to 8 and seeds at most 255"));
-    }
-    let rules = Rules {
-        houses: houses as usize,
-        seeds: seeds as u32,
-        capture: get("capture")
-            .unwrap_or("standard")
-            .parse::<Capture>()
-            .map_err(|e| bad(format!("capture: {e}")))?,
-        leftover: get("leftover")
-            .unwrap_or("owner")
-            .parse::<Leftover>()
-            .map_err(|e| bad(format!("leftover: {e}")))?,
-        end: get("end")
-            .unwrap_or("either")
-            .parse::<EndRule>()
-            .map_err(|e| bad(format!("end: {e}")))?,
-    };
-    rules.validate().map_err(|e| bad(e.to_string()))?;
-    Ok(rules)
 }
 
 fn rules_json(r: &Rules) -> Value {
@@ -382,48 +344,13 @@ fn answer(
 
 async fn position(
     State(sh): State<Arc<Shared>>,
-    Query(q): Query<HashMap<String, String>>,
+    RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    for k in q.keys() {
-        if ![
-            "position",
-            "houses",
-            "seeds",
-            "capture",
-            "leftover",
-            "end",
-            "budget_ms",
-        ]
-        .contains(&k.as_str())
-        {
-            return Err(bad(format!("unknown parameter {k:?}")));
-        }
-    }
-    let rules = parse_rules(&q)?;
-    let pos = match q
-        .get("position")
-        .map(|s| s.trim())
-        .filter(|s| !s.is_empty())
-    {
-        None => Position::start(&rules),
-        Some(text) => {
-            if text.len() > 200 {
-                return Err(bad("position: too long"));
-            }
-            parse_position(text, rules.houses).map_err(|e| bad(format!("position: {e}")))?
-        }
-    };
-    if pos.board().seeds() > MAX_SEEDS {
-        return Err(bad("position: too many seeds"));
-    }
-    let budget = match q.get("budget_ms") {
+    let q = kalah_driver::api::decode_position_query(raw.as_deref().unwrap_or("")).map_err(bad)?;
+    let (rules, pos) = (q.rules, q.position);
+    let budget = match q.budget_ms {
         None => sh.budget,
-        Some(s) => {
-            let ms: u64 = s
-                .parse()
-                .map_err(|_| bad(format!("budget_ms: {s:?} is not a number")))?;
-            Duration::from_millis(ms).min(sh.max_budget)
-        }
+        Some(ms) => Duration::from_millis(ms).min(sh.max_budget),
     };
     let sh2 = sh.clone();
     tokio::task::spawn_blocking(move || {
