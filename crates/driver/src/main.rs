@@ -26,9 +26,9 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Draw a position as players see it.
-    Show(cli::play::ShowArgs),
+    Show(cli::show::ShowArgs),
     /// List every legal move with the position it leads to.
-    Moves(cli::play::MovesArgs),
+    Moves(cli::moves::MovesArgs),
     /// The value of a position for the player to move, and of each legal move.
     Query(cli::query::QueryArgs),
     /// Build, inspect and verify endgame databases.
@@ -46,8 +46,8 @@ enum Command {
 
 fn run(cli: Cli) -> Result<(), CliError> {
     match &cli.command {
-        Command::Show(a) => cli::play::show(a),
-        Command::Moves(a) => cli::play::moves(a),
+        Command::Show(a) => cli::show::show(a),
+        Command::Moves(a) => cli::moves::moves(a),
         Command::Query(a) => cli::query::run(a),
         Command::Db(a) => cli::db::run(a),
         Command::Solve(a) => cli::solve::run(a),

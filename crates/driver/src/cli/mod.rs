@@ -2,9 +2,10 @@
 
 pub mod common;
 pub mod db;
-pub mod play;
+pub mod moves;
 pub mod prove;
 pub mod query;
 pub mod serve;
+pub mod show;
 pub mod solve;
 pub mod verify;
