@@ -352,6 +352,19 @@ async fn position(
         None => sh.budget,
         Some(ms) => Duration::from_millis(ms).min(sh.max_budget),
     };
+    // A position the game's end or an opened database settles takes microseconds: answered
+    // here. Anything that may search, or open a database, goes to a blocking thread.
+    let settled = pos.board().final_value(&rules).is_some()
+        || sh
+            .dbs
+            .lock()
+            .unwrap()
+            .get(&rules.slug())
+            .and_then(|d| d.as_ref())
+            .is_some_and(|d| pos.board().seeds() <= d.max_seeds());
+    if settled {
+        return answer(&sh, &rules, &pos, budget, budget).map(Json);
+    }
     let sh2 = sh.clone();
     tokio::task::spawn_blocking(move || {
         answer(
