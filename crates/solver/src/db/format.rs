@@ -43,8 +43,8 @@ use crate::rules::{Capture, EndRule, Leftover, Rules};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::grid::GridModel;
-use super::rans::Model;
+use super::codecs::grid::GridModel;
+use super::codecs::rans::Model;
 use super::{Codec, DbError};
 
 pub(crate) const MAGIC: &[u8; 8] = b"KALAHLVL";
@@ -123,8 +123,11 @@ impl Header {
         let (block_size, codec_level) = match codec {
             Codec::Zstd => (BLOCK_SIZE, ZSTD_LEVEL as u8),
             Codec::Stored => (STORED_BLOCK_SIZE, 0),
-            Codec::Rans => (RANS_BLOCK_SIZE, super::rans::SCALE_BITS as u8),
-            Codec::Grid => (super::grid::BLOCK as u32, super::grid::SCALE_BITS as u8),
+            Codec::Rans => (RANS_BLOCK_SIZE, super::codecs::rans::SCALE_BITS as u8),
+            Codec::Grid => (
+                super::codecs::grid::BLOCK as u32,
+                super::codecs::grid::SCALE_BITS as u8,
+            ),
         };
         let block_count = positions.div_ceil(block_size as u64);
         Header {
@@ -258,7 +261,7 @@ impl Header {
         if h.block_count != h.positions.div_ceil(h.block_size as u64) {
             return Err(corrupt("block count does not match positions".into()));
         }
-        let grid_block = super::grid::block_size(h.version);
+        let grid_block = super::codecs::grid::block_size(h.version);
         if h.codec == CODEC_GRID && h.block_size as usize != grid_block {
             return Err(corrupt(format!(
                 "grid blocks of {} values (must be {grid_block} in format version {})",
@@ -457,22 +460,6 @@ pub(crate) fn decode_table(
     Ok(out)
 }
 
-/// Compresses one block of values.
-pub(crate) fn compress_block(values: &[i8]) -> std::io::Result<Vec<u8>> {
-    // One compression context per thread: creating one per block cost more than compressing.
-    thread_local! {
-        static CCTX: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
-            const { std::cell::RefCell::new(None) };
-    }
-    CCTX.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.is_none() {
-            *c = Some(zstd::bulk::Compressor::new(ZSTD_LEVEL)?);
-        }
-        c.as_mut().expect("just set").compress(&to_bytes(values))
-    })
-}
-
 /// The values as bytes (`i8` to `u8` by `as`, without `unsafe`).
 pub(crate) fn to_bytes(values: &[i8]) -> Vec<u8> {
     values.iter().map(|&v| v as u8).collect()
@@ -560,7 +547,7 @@ fn block_bytes<'a>(header: &Header, table: &[(u64, u64)], bytes: &'a [u8], i: u6
 
 /// The first value outside `[-s, s]` in a block of level `s`, as an error.
 /// (Values are bytes as stored or `i8` as decoded; `value` reads one.)
-fn check_values<T: Copy>(
+pub(crate) fn check_values<T: Copy>(
     path: &Path,
     header: &Header,
     i: u64,
@@ -598,48 +585,9 @@ fn out_of_range(path: &Path, header: &Header, i: u64, v: i8) -> DbError {
 
 /// Entry `i` of the block table, read straight from the file (unchecked): (end offset,
 /// checksum).
-fn table_entry(header: &Header, bytes: &[u8], i: u64) -> (u64, u64) {
+pub(crate) fn table_entry(header: &Header, bytes: &[u8], i: u64) -> (u64, u64) {
     let at = (header.table_offset + i * ENTRY_LEN as u64) as usize;
     (u64_at(bytes, at), u64_at(bytes, at + 8))
-}
-
-/// Stored levels: block `i`'s checksum, read straight from its table entry, whose end offset
-/// must be the one the layout implies (blocks of one byte per position, back to back). A probe
-/// checks its block with this, without reading (or checksumming) the whole table: a damaged
-/// entry still fails, as a wrong offset here or as a checksum that does not match the block.
-pub(crate) fn stored_entry(
-    path: &Path,
-    header: &Header,
-    bytes: &[u8],
-    i: u64,
-) -> Result<u64, DbError> {
-    debug_assert_eq!(header.codec, CODEC_STORED);
-    let (end, sum) = table_entry(header, bytes, i);
-    let expected = header.data_offset + i * header.block_size as u64 + header.block_len(i) as u64;
-    if end != expected {
-        return Err(DbError::Corrupt {
-            path: path.to_path_buf(),
-            what: format!("stored block {i} ends at offset {end}, expected {expected}"),
-        });
-    }
-    Ok(sum)
-}
-
-/// Checks stored block `i` in place against checksum `sum` (from its table entry): the
-/// checksum and every value; returns its bytes (one value per position).
-pub(crate) fn check_stored_block<'a>(
-    path: &Path,
-    header: &Header,
-    bytes: &'a [u8],
-    i: u64,
-    sum: u64,
-) -> Result<&'a [u8], DbError> {
-    debug_assert_eq!(header.codec, CODEC_STORED);
-    // The header was checked to hold exactly one byte per position after the table.
-    let start = (header.data_offset + i * header.block_size as u64) as usize;
-    let data = check_sum(path, i, &bytes[start..start + header.block_len(i)], sum)?;
-    check_values(path, header, i, data, |b| b as i8)?;
-    Ok(data)
 }
 
 /// The bytes of block `i` (zstd or rans), their checksum checked.
@@ -659,7 +607,12 @@ fn checked_block<'a>(
 }
 
 /// `data`, the bytes of block `i`, if their checksum is `sum`.
-fn check_sum<'a>(path: &Path, i: u64, data: &'a [u8], sum: u64) -> Result<&'a [u8], DbError> {
+pub(crate) fn check_sum<'a>(
+    path: &Path,
+    i: u64,
+    data: &'a [u8],
+    sum: u64,
+) -> Result<&'a [u8], DbError> {
     let actual = xxh3_64(data);
     if actual != sum {
         return Err(DbError::Corrupt {
@@ -812,7 +765,8 @@ pub(crate) fn decode_block(
         what,
     };
     if header.codec == CODEC_STORED {
-        let data = check_stored_block(path, header, bytes, i, table[i as usize].1)?;
+        let data =
+            super::codecs::stored::check_stored_block(path, header, bytes, i, table[i as usize].1)?;
         out.clear();
         out.extend(data.iter().map(|&b| b as i8));
         return Ok(());
@@ -830,21 +784,7 @@ pub(crate) fn decode_block(
         return check_values(path, header, i, out, |v| v);
     }
     let mut buf = vec![0u8; len];
-    // One decompression context per thread: creating one costs more than a small block.
-    thread_local! {
-        static DCTX: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
-            const { std::cell::RefCell::new(None) };
-    }
-    let got = DCTX
-        .with(|d| {
-            let mut d = d.borrow_mut();
-            if d.is_none() {
-                *d = Some(zstd::bulk::Decompressor::new()?);
-            }
-            d.as_mut()
-                .expect("just set")
-                .decompress_to_buffer(data, &mut buf[..])
-        })
+    let got = super::codecs::zstd::decompress_block(data, &mut buf)
         .map_err(|e| corrupt(format!("block {i} does not decompress: {e}")))?;
     if got != len {
         return Err(corrupt(format!(

@@ -235,8 +235,15 @@ impl LevelFile {
         let block = index / self.header.block_size as u64;
         if !self.is_verified(block) {
             // One table entry, not the whole table: a probe of a large level stays cheap.
-            let sum = format::stored_entry(&self.path, &self.header, &self.map, block)?;
-            format::check_stored_block(&self.path, &self.header, &self.map, block, sum)?;
+            let sum =
+                super::codecs::stored::stored_entry(&self.path, &self.header, &self.map, block)?;
+            super::codecs::stored::check_stored_block(
+                &self.path,
+                &self.header,
+                &self.map,
+                block,
+                sum,
+            )?;
             self.mark_verified(block);
         }
         // The checked header makes the stored blocks exactly as long as their values, so value
@@ -323,7 +330,7 @@ impl LevelFile {
 
     /// Reads every block (each checked) in parallel, into `out` if given, which holds exactly
     /// the level's positions, each value at its index: grid blocks, whose order is their own,
-    /// row part by row part (see [`super::grid::Layout::write`]), no copy of the level made.
+    /// row part by row part (see [`super::codecs::grid::Layout::write`]), no copy of the level made.
     /// Returns the histogram of the values, which must be the one stored in the file (if any).
     fn read_blocks(&self, out: Option<&[AtomicI8]>) -> Result<Vec<u64>, DbError> {
         let counts: Vec<AtomicU64> = (0..256).map(|_| AtomicU64::new(0)).collect();

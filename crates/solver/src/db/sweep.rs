@@ -44,7 +44,7 @@
 //! independently of each other.
 //!
 //! Compared with walking the level in index order and computing unknown same-level children
-//! by recursion (`build::solve_level`, kept as a check in the tests), this numbers most
+//! by recursion (`recheck::solve_level`, kept as a check in the tests), this numbers most
 //! children with one addition, never sows a board twice, and reads and writes in runs.
 
 use super::rank::{next_composition, Ranker};
@@ -406,7 +406,7 @@ impl Sweep<'_> {
         let standard = self.rules.capture == Capture::Standard;
         // Same-level children are solved before their parents (checked in debug builds: the
         // tests start from an array of `UNKNOWN`).
-        let unknown = |v: i8| debug_assert_ne!(v, super::build::UNKNOWN, "child not solved yet");
+        let unknown = |v: i8| debug_assert_ne!(v, super::recheck::UNKNOWN, "child not solved yet");
         let lower = |l: u32, idx: usize| -> i8 {
             if l == s {
                 let v = self.cur[idx].load(Relaxed);
@@ -592,7 +592,7 @@ pub(crate) fn solve_level(
 
 #[cfg(test)]
 mod tests {
-    use super::super::build::UNKNOWN;
+    use super::super::recheck::UNKNOWN;
     use super::*;
 
     /// Every level solved by the sweep equals the level solved by the recursive solver, for
@@ -622,7 +622,7 @@ mod tests {
                         &cancel,
                     )
                     .unwrap();
-                    let b = super::super::build::solve_level(
+                    let b = super::super::recheck::solve_level(
                         &rules,
                         &ranker,
                         s,

@@ -55,7 +55,7 @@ fn tamper(dir: &std::path::Path, rules: &Rules, level: u32, index: usize) {
         values[index] - 2
     };
     std::fs::remove_file(&path).unwrap();
-    build::write_level(dir, rules, level, &values, Codec::Zstd).unwrap();
+    writer::write_level(dir, rules, level, &values, Codec::Zstd).unwrap();
 }
 
 #[test]

@@ -38,8 +38,8 @@
 //! with model, states and tables: 28.7% (level 20), 29.8% (22), 30.7% (24) in format version 2;
 //! 28.1%, 29.0% and 29.98% in version 3.
 
-use super::rank::{next_composition, Ranker};
 use super::rans::{normalize, word_at, ModelReader, RANS_L};
+use crate::db::rank::{next_composition, Ranker};
 use crate::rules::MAX_HOUSES;
 use std::sync::atomic::{AtomicI8, Ordering::Relaxed};
 
@@ -262,7 +262,8 @@ impl Layout {
                 cells = [0; 2 * MAX_HOUSES];
                 self.ranker.unrank_part(ra, t as u32, &mut cells[..m]);
                 cells[2 * m - 1] = (self.s - t as u32) as u8;
-                self.ranker.index_packed(super::sow::pack(&cells), self.s)
+                self.ranker
+                    .index_packed(crate::db::sow::pack(&cells), self.s)
             })
             .collect()
     }

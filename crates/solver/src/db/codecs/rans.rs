@@ -974,8 +974,8 @@ mod tests {
     #[test]
     #[ignore]
     fn measure_real_levels() {
-        use super::super::format::{self, HEADER_LEN};
-        use super::super::reader::LevelFile;
+        use crate::db::format::{self, HEADER_LEN};
+        use crate::db::reader::LevelFile;
         use crate::rules::{Capture, EndRule, Leftover, Rules};
         use std::io::Read;
         use std::time::Instant;
@@ -1015,7 +1015,7 @@ mod tests {
                 leftover: Leftover::from_code(head[18]).unwrap(),
                 end: EndRule::from_code(head[19]).unwrap(),
             };
-            let n = super::super::level_size(rules.houses, level);
+            let n = crate::db::level_size(rules.houses, level);
             let lf = LevelFile::open(&path, &rules, level, n).unwrap();
             let values = lf.read_all().unwrap();
             let lim = level as i8;

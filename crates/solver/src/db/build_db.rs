@@ -1,0 +1,197 @@
+//! Building a database: levels `0..=N` in order, each solved, coded and written under a
+//! temporary name while the next is solved; resumable.
+
+use super::*;
+
+/// What [`build`] did.
+#[derive(Clone, Debug, Default)]
+pub struct BuildReport {
+    /// Levels computed and written.
+    pub built: Vec<u32>,
+    /// Levels already present and valid.
+    pub skipped: Vec<u32>,
+    /// Positions computed.
+    pub positions_built: u64,
+    /// Seconds spent computing them (not loading or writing).
+    pub solve_seconds: f64,
+}
+
+pub(crate) fn check_request(dir: &Path, rules: &Rules, upto: u32) -> Result<(), DbError> {
+    if rules.houses == 0 || rules.houses > crate::rules::MAX_HOUSES {
+        return Err(DbError::Unsupported {
+            path: dir.to_path_buf(),
+            what: format!("{} houses per side is not supported", rules.houses),
+        });
+    }
+    if upto > MAX_DB_LEVEL {
+        return Err(DbError::Unsupported {
+            path: dir.to_path_buf(),
+            what: format!("levels above {MAX_DB_LEVEL} seeds are not supported"),
+        });
+    }
+    let size = Ranker::new(rules.houses).level_size(upto);
+    if size >= u64::MAX / 4 || usize::try_from(size).is_err() {
+        return Err(DbError::Unsupported {
+            path: dir.to_path_buf(),
+            what: format!("level {upto} is too large to build here"),
+        });
+    }
+    Ok(())
+}
+
+/// Builds the levels `0..=upto` for `rules` (their play rules) in `dir`, writing new levels in
+/// `codec`, skipping levels already present and valid (every block checked; whatever their
+/// codec, so a directory may mix codecs) and rebuilding corrupt ones. A level file
+/// of other rules or another format version is an error: it is never overwritten. Each level is
+/// written under a temporary name and renamed when complete, so an interruption loses only the
+/// level in progress, and a rebuild gives byte-identical files.
+///
+/// Uses the current rayon thread pool. `progress` receives reports (from any thread); when
+/// `cancel` becomes true the build stops soon and returns [`DbError::Interrupted`].
+pub fn build(
+    dir: &Path,
+    rules: &Rules,
+    upto: u32,
+    codec: Codec,
+    progress: &(dyn Fn(&Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<BuildReport, DbError> {
+    let rules = rules.play_rules();
+    check_request(dir, &rules, upto)?;
+    std::fs::create_dir_all(dir).map_err(|source| DbError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let ranker = Ranker::new(rules.houses);
+    // Which levels have a file whose header and table are fine (blocks checked later).
+    let mut present: Vec<Option<LevelFile>> = Vec::new();
+    for l in 0..=upto {
+        let path = format::level_path(dir, l);
+        if !path.exists() {
+            present.push(None);
+            continue;
+        }
+        match LevelFile::open(&path, &rules, l, ranker.level_size(l)) {
+            Ok(f) => present.push(Some(f)),
+            // Never overwrite a database of other rules or of another format version.
+            Err(e @ (DbError::WrongRules { .. } | DbError::Version { .. })) => return Err(e),
+            Err(e) => {
+                progress(&Progress::Invalid {
+                    level: l,
+                    problem: e.to_string(),
+                });
+                present.push(None);
+            }
+        }
+    }
+    let mut report = BuildReport::default();
+    // The lower levels, in the builder's order (see `sweep`).
+    let mut lower: Vec<Values> = Vec::new();
+    // (Made when first needed: a build that finds every level present needs none.)
+    let orders = std::cell::OnceCell::new();
+    let orders = || orders.get_or_init(|| sweep::Orders::new(&ranker, upto));
+    // A level's file is written and synced on another thread while the next level is solved
+    // (the disk and the processors work at once); at most one write is in flight, and its
+    // error, if any, ends the build.
+    std::thread::scope(|scope| {
+        let mut writing: Option<std::thread::ScopedJoinHandle<'_, Result<u64, DbError>>> = None;
+        for l in 0..=upto {
+            let path = format::level_path(dir, l);
+            if cancel.load(Relaxed) {
+                return Err(DbError::Interrupted { path });
+            }
+            let n = ranker.level_size(l);
+            // Values are needed in memory if some later level has to be built.
+            let needed_later = present[l as usize + 1..].iter().any(|p| p.is_none());
+            if let Some(file) = present[l as usize].take() {
+                let load = PhaseReport::start(progress, l, Phase::Load, n);
+                // Every block is checked either way; the values are kept only if needed.
+                let read = if needed_later {
+                    file.read_all()
+                } else {
+                    file.check_all().map(|()| Values::empty())
+                };
+                load.finish();
+                match read {
+                    Ok(mut values) => {
+                        progress(&Progress::Skipped { level: l });
+                        report.skipped.push(l);
+                        if needed_later {
+                            orders().put_in_builder_order(&ranker, l, &mut values);
+                        }
+                        lower.push(values);
+                        continue;
+                    }
+                    Err(e) => {
+                        progress(&Progress::Invalid {
+                            level: l,
+                            problem: e.to_string(),
+                        });
+                    }
+                }
+            }
+            // Build level l: every lower level must be in memory.
+            for (j, v) in lower.iter_mut().enumerate() {
+                if v.is_empty() {
+                    let f = LevelFile::open(
+                        &format::level_path(dir, j as u32),
+                        &rules,
+                        j as u32,
+                        ranker.level_size(j as u32),
+                    )?;
+                    *v = f.read_all()?;
+                    orders().put_in_builder_order(&ranker, j as u32, v);
+                }
+            }
+            let solve = PhaseReport::start(progress, l, Phase::Solve, n);
+            let t = std::time::Instant::now();
+            // The sweep writes every position once: no need to fill the array first (the
+            // tests fill it with `UNKNOWN` and check that nothing is left).
+            let fresh = Values::zeroed(n as usize).map_err(|source| DbError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let mut values = sweep::solve_level(
+                &rules,
+                &ranker,
+                orders(),
+                l,
+                &lower,
+                fresh,
+                &|k| solve.advance(k),
+                cancel,
+            )
+            .ok_or_else(|| DbError::Interrupted { path: path.clone() })?;
+            let seconds = t.elapsed().as_secs_f64();
+            solve.finish();
+            let write = PhaseReport::start(progress, l, Phase::Write, n);
+            // Files are in index order; the next levels read this one in the builder's order.
+            orders().put_in_index_order(&ranker, l, &mut values);
+            let encoded = writer::encode_level(dir, &rules, l, &values, codec)?;
+            orders().put_in_builder_order(&ranker, l, &mut values);
+            if let Some(previous) = writing.take() {
+                previous
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+            }
+            let bytes = encoded.len();
+            writing = Some(scope.spawn(move || writer::commit_level(dir, &encoded)));
+            write.finish();
+            progress(&Progress::Written {
+                level: l,
+                positions: n,
+                bytes,
+                seconds,
+            });
+            report.built.push(l);
+            report.positions_built += n;
+            report.solve_seconds += seconds;
+            lower.push(values);
+        }
+        if let Some(last) = writing.take() {
+            last.join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+        }
+        Ok(report)
+    })
+}

@@ -1,0 +1,87 @@
+//! The codecs a level file may use, by name.
+
+use super::*;
+
+/// How the values of a level file are stored in its blocks (`FORMAT.md`). A directory may hold
+/// levels of both codecs; readers handle each level by its own header.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Codec {
+    /// Each block of 8192 values is one zstd frame: small files (about 38% of a byte per
+    /// position), but a probe decompresses a block, so a search first loads the level into
+    /// memory ([`Database::load_into_memory`]).
+    Zstd,
+    /// Each block of 512 values is stored as is, one byte per position: files as large as
+    /// the values, probed straight from the memory map (each block checked on its first probe)
+    /// with nothing to load or decompress.
+    Stored,
+    /// Each block of 4096 values is coded with an order-1 model of the level (each value by
+    /// the frequencies of the values that follow the one before it) and rANS: smaller than
+    /// zstd (about 37% of a byte per position for the 24-seed database of 6 houses) and
+    /// faster to write; a probe decodes half a block on average; a search first loads the
+    /// level into memory, like zstd.
+    Rans,
+    /// The values laid out on the grid of (mover's side, opponent's side), each coded by
+    /// rANS with the frequencies met after the same neighbours' values there (left, up,
+    /// up-left, two to the left, and the board with one seed moved on the opponent's side),
+    /// blocks of 65536 values cut into sub-blocks of 1024 coded on their own: the
+    /// smallest files (29.0% of a byte per position for the 24-seed database of 6 houses, no
+    /// level above 30%); a probe decodes half a sub-block on average. Levels above 30 seeds
+    /// are written as `rans`.
+    #[default]
+    Grid,
+}
+
+impl Codec {
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Zstd => "zstd",
+            Codec::Stored => "stored",
+            Codec::Rans => "rans",
+            Codec::Grid => "grid",
+        }
+    }
+
+    /// The codec byte of the file header.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Codec::Stored => format::CODEC_STORED,
+            Codec::Zstd => format::CODEC_ZSTD,
+            Codec::Rans => format::CODEC_RANS,
+            Codec::Grid => format::CODEC_GRID,
+        }
+    }
+
+    /// The codec of a header's codec byte, if known.
+    pub(crate) fn from_code(code: u8) -> Option<Codec> {
+        match code {
+            format::CODEC_STORED => Some(Codec::Stored),
+            format::CODEC_ZSTD => Some(Codec::Zstd),
+            format::CODEC_RANS => Some(Codec::Rans),
+            format::CODEC_GRID => Some(Codec::Grid),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Codec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Codec {
+    type Err = String;
+    /// `grid`, `rans`, `zstd` or `stored` (any case).
+    fn from_str(s: &str) -> Result<Codec, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "zstd" => Ok(Codec::Zstd),
+            "stored" => Ok(Codec::Stored),
+            "rans" => Ok(Codec::Rans),
+            "grid" => Ok(Codec::Grid),
+            _ => Err(format!(
+                "unknown codec {s:?}; expected one of: grid, rans, zstd, stored"
+            )),
+        }
+    }
+}

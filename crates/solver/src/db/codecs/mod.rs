@@ -1,0 +1,9 @@
+//! The codecs of level files, one file each: `grid` (two-dimensional contexts and rANS, the
+//! default), `rans` (order-1 contexts and rANS), `zstd` (blocks compressed with zstd) and
+//! `stored` (one byte per position, probed in place). The file layout they share is in
+//! `super::format`.
+
+pub(crate) mod grid;
+pub(crate) mod rans;
+pub(crate) mod stored;
+pub(crate) mod zstd;

@@ -1,0 +1,182 @@
+//! Checking a database: every checksum, and with `full` every value recomputed.
+
+use super::*;
+
+/// The findings of [`verify`] for one level file.
+#[derive(Clone, Debug)]
+pub struct LevelCheck {
+    /// The level.
+    pub level: u32,
+    /// The file.
+    pub path: PathBuf,
+    /// Positions in the level.
+    pub positions: u64,
+    /// Whether every value was recomputed from its children.
+    pub recomputed: bool,
+    /// What is wrong, if anything (checksums, header, or values that disagree).
+    pub problems: Vec<String>,
+}
+
+/// The findings of [`verify`].
+#[derive(Clone, Debug, Default)]
+pub struct VerifyReport {
+    /// One entry per level file found, in level order.
+    pub levels: Vec<LevelCheck>,
+    /// Problems not tied to a level file (gaps, stray temporary files are not problems).
+    pub problems: Vec<String>,
+}
+
+impl VerifyReport {
+    /// Whether nothing is wrong.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty() && self.levels.iter().all(|l| l.problems.is_empty())
+    }
+}
+
+/// The levels with a file in `dir`, sorted.
+pub(crate) fn levels_in(dir: &Path) -> Result<Vec<u32>, DbError> {
+    let rd = std::fs::read_dir(dir).map_err(|source| DbError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut out = Vec::new();
+    for e in rd {
+        let e = e.map_err(|source| DbError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(num) = name
+            .strip_prefix("level-")
+            .and_then(|r| r.strip_suffix(".kdb"))
+        {
+            if let Ok(l) = num.parse::<u32>() {
+                if format::level_file_name(l) == name {
+                    out.push(l);
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Checks every level file in `dir` for `rules`: header, block table and every block's
+/// checksum and contents. With `full`, also recomputes every value from its children (which
+/// needs the levels below it in memory) and reports any disagreement. Problems are collected in
+/// the report, each naming its file; an error is returned only when the directory cannot be
+/// read or the work is cancelled.
+pub fn verify(
+    dir: &Path,
+    rules: &Rules,
+    full: bool,
+    progress: &(dyn Fn(&Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<VerifyReport, DbError> {
+    let rules = rules.play_rules();
+    check_request(dir, &rules, 0)?;
+    let ranker = Ranker::new(rules.houses);
+    let mut report = VerifyReport::default();
+    let found = levels_in(dir)?;
+    if found.is_empty() {
+        report.problems.push(format!(
+            "{}: no level files in the directory",
+            dir.display()
+        ));
+        return Ok(report);
+    }
+    for (i, &l) in found.iter().enumerate() {
+        if i as u32 != l {
+            report.problems.push(format!(
+                "{}: level {i} is missing",
+                format::level_path(dir, i as u32).display()
+            ));
+            break;
+        }
+    }
+    // Values of the contiguous valid levels below, for recomputation.
+    let mut lower: Vec<Values> = Vec::new();
+    let mut contiguous = true;
+    for &l in &found {
+        let path = format::level_path(dir, l);
+        if cancel.load(Relaxed) {
+            return Err(DbError::Interrupted { path });
+        }
+        if l > MAX_DB_LEVEL {
+            report.levels.push(LevelCheck {
+                level: l,
+                path: path.clone(),
+                positions: 0,
+                recomputed: false,
+                problems: vec![format!("{}: level above {MAX_DB_LEVEL}", path.display())],
+            });
+            continue;
+        }
+        let n = ranker.level_size(l);
+        let mut check = LevelCheck {
+            level: l,
+            path: path.clone(),
+            positions: n,
+            recomputed: false,
+            problems: Vec::new(),
+        };
+        let checksum = PhaseReport::start(progress, l, Phase::Checksum, n);
+        // The values are kept only for a recomputation.
+        let res = LevelFile::open(&path, &rules, l, n).and_then(|f| {
+            if full {
+                f.read_all()
+            } else {
+                f.check_all().map(|()| Values::empty())
+            }
+        });
+        checksum.finish();
+        let mut values = match res {
+            Ok(values) => values,
+            Err(e) => {
+                check.problems.push(e.to_string());
+                contiguous = false;
+                Values::empty()
+            }
+        };
+        contiguous &= lower.len() == l as usize;
+        if full && contiguous {
+            let recompute = PhaseReport::start(progress, l, Phase::Recompute, n);
+            let (bad, examples) = recheck::recheck_level(
+                &rules,
+                &ranker,
+                l,
+                &lower,
+                &mut values,
+                &|k| recompute.advance(k),
+                cancel,
+                5,
+            )
+            .ok_or_else(|| DbError::Interrupted { path: path.clone() })?;
+            recompute.finish();
+            check.recomputed = true;
+            if bad > 0 {
+                let mut cells = [0u8; 2 * crate::rules::MAX_HOUSES];
+                let shown: Vec<String> = examples
+                    .iter()
+                    .map(|&(idx, stored, v)| {
+                        ranker.unrank(idx, l, &mut cells);
+                        let b = Board::from_raw(rules.houses, cells);
+                        format!("[{b}] stored {stored}, children give {v}")
+                    })
+                    .collect();
+                check.problems.push(format!(
+                    "{}: {bad} values disagree with their children, e.g. {}",
+                    path.display(),
+                    shown.join("; ")
+                ));
+                contiguous = false;
+            }
+        }
+        if full && contiguous {
+            lower.push(values);
+        }
+        report.levels.push(check);
+    }
+    Ok(report)
+}
