@@ -4,9 +4,13 @@ use serde_json::Value;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+/// Runs `kalah` in an empty directory of its own, so that the default databases it builds
+/// (`data/db/...`) stay out of the repository.
 fn kalah(args: &[&str]) -> Output {
+    let cwd = tempfile::tempdir().unwrap();
     Command::new(env!("CARGO_BIN_EXE_kalah"))
         .args(args)
+        .current_dir(cwd.path())
         .output()
         .expect("run kalah")
 }
@@ -137,8 +141,10 @@ fn finished_game_is_settled_not_an_error() {
 
 #[test]
 fn query_reads_standard_input() {
+    let cwd = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_kalah"))
         .args(["query", "--houses", "3", "--capture", "empty"])
+        .current_dir(cwd.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -304,6 +310,8 @@ fn query_prints_proven_bounds_when_its_budget_runs_out() {
     // One move into 4-seed Kalah, no database, a third of a second: bounds, not values.
     let out = kalah(&[
         "query",
+        "--build-upto",
+        "0",
         "--budget",
         "0.3",
         "--tt-mb",
@@ -317,6 +325,8 @@ fn query_prints_proven_bounds_when_its_budget_runs_out() {
     let v = json(&[
         "query",
         "--json",
+        "--build-upto",
+        "0",
         "--budget",
         "0.3",
         "--tt-mb",
@@ -333,4 +343,22 @@ fn query_prints_proven_bounds_when_its_budget_runs_out() {
         assert!(m["lower"].as_i64() <= m["upper"].as_i64(), "{m}");
         assert!(m["lower"].as_i64().unwrap() <= hi);
     }
+}
+
+#[test]
+fn solve_picks_and_names_its_database_when_none_is_given() {
+    let out = kalah(&["solve", "--houses", "6", "--seeds", "3", "--tt-mb", "16"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("every level up to 16 seeds") && err.contains("fastest"),
+        "{err}"
+    );
+    assert!(stdout(&out).contains("value: +2"), "{}", stdout(&out));
+    // A small board is built whole: its start is then a lookup.
+    let out = kalah(&["query", "--houses", "3", "--seeds", "3", "3 3 3 / 3 3 3"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("every level up to 18 seeds"), "{err}");
+    assert!(stdout(&out).contains("[database]"), "{}", stdout(&out));
 }

@@ -32,6 +32,11 @@ pub struct QueryArgs {
     /// Transposition table size in MiB, for positions larger than the database.
     #[arg(long, default_value_t = 256)]
     pub tt_mb: usize,
+    /// Without --db: first make sure the default database `data/db/<rules>` holds every level
+    /// up to N seeds (default: the size that makes the run fastest for the position, said on
+    /// stderr; 0: build nothing).
+    #[arg(long, value_name = "N")]
+    pub build_upto: Option<u32>,
     /// Seconds a search may take for one position; when they run out, the bounds proven so
     /// far are printed (`"source": "bounds"`) instead of exact values.
     #[arg(long, default_value_t = 60.0, value_name = "SECS")]
@@ -303,6 +308,15 @@ fn one(solver: &Solver, text: &str) -> CliResult<Value> {
 pub fn run(args: &QueryArgs) -> CliResult {
     let rules = args.rules.rules()?;
     let json = args.json || args.position.is_none();
+    if args.db.is_none() {
+        // The database the position needs, of the size that makes the run fastest (a position
+        // that cannot be read is refused before anything is built).
+        let seeds = match &args.position {
+            Some(text) => read_position(text, &rules)?.board().seeds(),
+            None => rules.seeds * 2 * rules.houses as u32,
+        };
+        super::common::ensure_default_db(&rules, seeds, args.build_upto, json)?;
+    }
     let solver =
         Solver::new(rules, open_db(&args.db, &rules)?, args.tt_mb, json).with_budget(args.budget);
     if let Some(text) = &args.position {
