@@ -108,6 +108,27 @@ impl RuleArgs {
     }
 }
 
+/// The database flags of `solve` and `prove`.
+#[derive(Args, Debug, Clone)]
+pub struct DbArgs {
+    /// Endgame database directory: every position with few enough seeds is looked up there
+    /// (default `data/db/<rules>`).
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// Without --db: first make sure the default database `data/db/<rules>` holds every level
+    /// up to N seeds, building what is missing (default: the size that makes the run fastest
+    /// for this board, said on stderr; 0: build nothing).
+    #[arg(long, value_name = "N")]
+    pub build_upto: Option<u32>,
+    /// Read the database block by block as probes need it instead of decoding it into memory
+    /// first (slower searches, less memory).
+    #[arg(long)]
+    pub db_lazy: bool,
+    /// Use only the levels 0..=N of the database (to compare database sizes).
+    #[arg(long, value_name = "N")]
+    pub db_upto: Option<u32>,
+}
+
 /// Reads a position typed by the user, or a usage error quoting it.
 pub fn read_position(text: &str, rules: &Rules) -> CliResult<Position> {
     parse_position(text, rules.houses)

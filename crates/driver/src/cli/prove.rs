@@ -2,7 +2,7 @@
 //! `kalah prove status DIR` and `kalah prove check DIR`.
 
 use super::common::{
-    cancel_flag, show_progress, spinner, CliError, CliResult, RuleArgs, EXIT_INTERRUPTED,
+    cancel_flag, show_progress, spinner, CliError, CliResult, DbArgs, RuleArgs, EXIT_INTERRUPTED,
 };
 use super::solve::{default_tt_mb, open_endgame, progress_message, rules_json, GoalArg};
 use clap::{Args, Subcommand};
@@ -64,19 +64,8 @@ pub struct RunArgs {
     /// The ledger's directory (default `data/proofs/<houses>x<seeds>-<rules>`).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Endgame database directory (default `data/db/<rules>`).
-    #[arg(long, value_name = "DIR")]
-    pub db: Option<PathBuf>,
-    /// Without --db: first make sure the default database holds every level up to N seeds. (default: the size that makes
-    /// the run fastest for this board, said on stderr; 0: build nothing).
-    #[arg(long, value_name = "N")]
-    pub build_upto: Option<u32>,
-    /// Use only the levels 0..=N of the database.
-    #[arg(long, value_name = "N")]
-    pub db_upto: Option<u32>,
-    /// Read the database block by block instead of decoding it into memory first.
-    #[arg(long)]
-    pub db_lazy: bool,
+    #[command(flatten)]
+    pub database: DbArgs,
     /// Node budget of a unit; a unit that runs out is split into its moves.
     #[arg(long, default_value_t = 200_000_000, value_name = "N")]
     pub unit_nodes: u64,
@@ -236,7 +225,12 @@ fn prove_search(
     rules: &Rules,
     tt_mb: Option<usize>,
 ) -> CliResult<(Search, u32, String)> {
-    let endgame = open_endgame(args.db.as_deref(), rules, args.db_lazy, args.db_upto)?;
+    let endgame = open_endgame(
+        args.database.db.as_deref(),
+        rules,
+        args.database.db_lazy,
+        args.database.db_upto,
+    )?;
     let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
     let search = search_for(rules, endgame, tt_mb.or(args.tt_mb), args.threads);
     Ok((search, db_seeds, worker_name()))
@@ -266,11 +260,11 @@ fn prove_mpi(
     use mpi::collective::CommunicatorCollectives;
     use mpi::topology::Communicator;
     if world.rank() == 0 {
-        let built = if args.db.is_none() {
+        let built = if args.database.db.is_none() {
             super::common::ensure_default_db(
                 rules,
                 rules.seeds * 2 * rules.houses as u32,
-                args.build_upto,
+                args.database.build_upto,
                 args.json,
             )
         } else {
@@ -305,11 +299,11 @@ fn prove_mpi(
 /// search).
 fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) -> CliResult {
     let rules = *rules;
-    if runner.is_none() && args.db.is_none() {
+    if runner.is_none() && args.database.db.is_none() {
         super::common::ensure_default_db(
             &rules,
             rules.seeds * 2 * rules.houses as u32,
-            args.build_upto,
+            args.database.build_upto,
             args.json,
         )?;
     }

@@ -1,8 +1,8 @@
 //! `kalah solve`: prove the value of the start position.
 
 use super::common::{
-    best_houses, cancel_flag, db_dir, show_progress, spinner, CliError, CliResult, RuleArgs,
-    EXIT_INTERRUPTED,
+    best_houses, cancel_flag, db_dir, show_progress, spinner, CliError, CliResult, DbArgs,
+    RuleArgs, EXIT_INTERRUPTED,
 };
 use clap::{Args, ValueEnum};
 use indicatif::ProgressBar;
@@ -33,22 +33,8 @@ pub enum GoalArg {
 pub struct SolveArgs {
     #[command(flatten)]
     pub rules: RuleArgs,
-    /// Endgame database directory: every position with few enough seeds is looked up there
-    /// (default `data/db/<rules>`, used when it exists; build it with `kalah db build`).
-    #[arg(long, value_name = "DIR")]
-    pub db: Option<PathBuf>,
-    /// Without --db: first make sure the default database `data/db/<rules>` holds every level up
-    /// to N seeds, building what is missing (0: use whatever is there, build nothing). (default: the size that makes
-    /// the run fastest for this board, said on stderr; 0: build nothing).
-    #[arg(long, value_name = "N")]
-    pub build_upto: Option<u32>,
-    /// Read the database block by block as probes need it instead of decoding it into
-    /// memory first (slower searches, less memory).
-    #[arg(long)]
-    pub db_lazy: bool,
-    /// Use only the levels 0..=N of the database (to compare database sizes).
-    #[arg(long, value_name = "N")]
-    pub db_upto: Option<u32>,
+    #[command(flatten)]
+    pub database: DbArgs,
     /// Print one JSON object: {"value", "result", "moves": [{"house", "value"}], "best", "pv",
     /// "nodes", "seconds", ...}.
     #[arg(long)]
@@ -327,16 +313,21 @@ fn pie_json(rules: &Rules, db: &DbFacts, p: &Pie) -> Value {
 /// Runs `kalah solve`.
 pub fn run(args: &SolveArgs) -> CliResult {
     let rules = args.rules.rules()?;
-    if args.db.is_none() {
+    if args.database.db.is_none() {
         super::common::ensure_default_db(
             &rules,
             rules.seeds * 2 * rules.houses as u32,
-            args.build_upto,
+            args.database.build_upto,
             args.json,
         )?;
     }
     let opened = std::time::Instant::now();
-    let endgame = open_endgame(args.db.as_deref(), &rules, args.db_lazy, args.db_upto)?;
+    let endgame = open_endgame(
+        args.database.db.as_deref(),
+        &rules,
+        args.database.db_lazy,
+        args.database.db_upto,
+    )?;
     let db = DbFacts {
         seeds: endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0),
         load_seconds: opened.elapsed().as_secs_f64(),

@@ -442,6 +442,19 @@ impl Search {
         &self.shared.table
     }
 
+    /// Readies the shared state for a new call: node count zero, the node limit `limit` (the
+    /// configured one when `None`), not interrupted, no database error pending.
+    fn begin(&self, limit: Option<u64>) {
+        let sh = &self.shared;
+        sh.nodes.store(0, Relaxed);
+        sh.node_limit.store(
+            limit.or(self.config.node_limit).unwrap_or(u64::MAX),
+            Relaxed,
+        );
+        sh.interrupted.store(false, Relaxed);
+        *sh.db_error.lock().unwrap() = None;
+    }
+
     /// The exact value of `board` for the player to move (no progress, no cancellation).
     pub fn value(&self, board: &Board) -> Result<i32, SearchError> {
         let never = AtomicBool::new(false);
@@ -464,11 +477,7 @@ impl Search {
     ) -> Result<Analysis, SearchError> {
         let start = Instant::now();
         let sh = &self.shared;
-        sh.nodes.store(0, Relaxed);
-        sh.node_limit
-            .store(self.config.node_limit.unwrap_or(u64::MAX), Relaxed);
-        sh.interrupted.store(false, Relaxed);
-        *sh.db_error.lock().unwrap() = None;
+        self.begin(None);
         sh.moves_done.store(0, Relaxed);
         sh.moves_total.store(0, Relaxed);
 
@@ -582,10 +591,7 @@ impl Search {
     ) -> Result<(i32, u64), SearchError> {
         let start = Instant::now();
         let sh = &self.shared;
-        sh.nodes.store(0, Relaxed);
-        sh.node_limit
-            .store(self.config.node_limit.unwrap_or(u64::MAX), Relaxed);
-        sh.interrupted.store(false, Relaxed);
+        self.begin(None);
         sh.moves_done.store(done, Relaxed);
         sh.moves_total.store(total, Relaxed);
         self.set_stage(format!("first turn {}/{total}", done + 1));
@@ -626,9 +632,7 @@ impl Search {
     ) -> Result<(Option<bool>, u64), SearchError> {
         let start = Instant::now();
         let sh = &self.shared;
-        sh.nodes.store(0, Relaxed);
-        sh.node_limit.store(budget.unwrap_or(u64::MAX), Relaxed);
-        sh.interrupted.store(false, Relaxed);
+        self.begin(Some(budget.unwrap_or(u64::MAX)));
         sh.moves_done.store(0, Relaxed);
         sh.moves_total.store(0, Relaxed);
         self.set_stage(stage.to_string());
@@ -666,10 +670,7 @@ impl Search {
     ) -> Result<(i32, i32, u64), SearchError> {
         let start = Instant::now();
         let sh = &self.shared;
-        sh.nodes.store(0, Relaxed);
-        sh.node_limit
-            .store(self.config.node_limit.unwrap_or(u64::MAX), Relaxed);
-        sh.interrupted.store(false, Relaxed);
+        self.begin(None);
         let seeds = board.seeds() as i32;
         if let Some(v) = self.known_value(board)? {
             return Ok((v, v, 0));
