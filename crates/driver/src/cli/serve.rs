@@ -232,7 +232,9 @@ fn answer(
                 None => db_value(db.as_ref().unwrap(), b),
             }
         };
-        let deadline = start + budget;
+        // The answer is due within the budget: the searches stop a little before it, leaving
+        // time for the moves not searched yet and the reply.
+        let deadline = start + budget - (budget / 10).min(Duration::from_millis(200));
         let mut search: Option<Search> = None;
         let mut permit = None;
         for h in board.legal_houses() {
