@@ -108,6 +108,19 @@ impl RuleArgs {
     }
 }
 
+/// For `--log-every SECS`: whether a progress line is due at `seconds` (then the time of the
+/// last line, in `last`, moves to it).
+pub fn log_due(every: Option<u64>, last: &std::sync::Mutex<f64>, seconds: f64) -> bool {
+    let Some(every) = every else { return false };
+    let mut at = last.lock().unwrap();
+    if seconds >= *at + every as f64 {
+        *at = seconds;
+        true
+    } else {
+        false
+    }
+}
+
 /// The database flags of `solve` and `prove`.
 #[derive(Args, Debug, Clone)]
 pub struct DbArgs {

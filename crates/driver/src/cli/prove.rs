@@ -339,12 +339,8 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     let logged = std::sync::Mutex::new(0.0f64);
     let report = |p: &ProveProgress| {
         bar.set_message(prove_message(p));
-        if let Some(every) = args.log_every {
-            let mut at = logged.lock().unwrap();
-            if p.seconds >= *at + every as f64 {
-                *at = p.seconds;
-                bar.suspend(|| eprintln!("[{:.0} s] {}", p.seconds, prove_message(p)));
-            }
+        if super::common::log_due(args.log_every, &logged, p.seconds) {
+            bar.suspend(|| eprintln!("[{:.0} s] {}", p.seconds, prove_message(p)));
         }
     };
     let mut local = LocalRunner::new(&search, db_seeds, worker);

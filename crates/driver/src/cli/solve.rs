@@ -341,12 +341,8 @@ pub fn run(args: &SolveArgs) -> CliResult {
     let report = |p: &Progress| {
         bar.set_message(progress_message(p));
         *last.lock().unwrap() = Some(p.clone());
-        if let Some(every) = args.log_every {
-            let mut at = logged.lock().unwrap();
-            if p.seconds >= *at + every as f64 {
-                *at = p.seconds;
-                bar.suspend(|| eprintln!("[{:.0} s] {}", p.seconds, progress_message(p)));
-            }
+        if super::common::log_due(args.log_every, &logged, p.seconds) {
+            bar.suspend(|| eprintln!("[{:.0} s] {}", p.seconds, progress_message(p)));
         }
     };
     let cancel = cancel_flag();
