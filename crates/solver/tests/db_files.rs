@@ -446,6 +446,17 @@ fn assert_stored_detected(
     bad_blocks: Option<&[usize]>,
     what: &str,
 ) {
+    assert_in_place_detected(dir, sample, STORED_BLOCK, bad_blocks, what)
+}
+
+/// [`assert_stored_detected`] for a level probed in place with blocks of `block` positions.
+fn assert_in_place_detected(
+    dir: &Path,
+    sample: &[(usize, Board, i32)],
+    block: usize,
+    bad_blocks: Option<&[usize]>,
+    what: &str,
+) {
     let path = db::level_path(dir, STORED_TOP);
     let name = path.to_string_lossy().into_owned();
     let report = verify(dir, false);
@@ -467,7 +478,7 @@ fn assert_stored_detected(
     let mut errors = 0;
     for pass in 0..2 {
         for &(i, b, want) in sample {
-            let bad = bad_blocks.is_none_or(|k| k.contains(&(i / STORED_BLOCK)));
+            let bad = bad_blocks.is_none_or(|k| k.contains(&(i / block)));
             match db.probe(&b) {
                 Ok(v) => {
                     assert_eq!(v, Some(want), "{what}: wrong answer at {i}");
@@ -599,9 +610,9 @@ fn stored_blocks_of_the_wrong_length_and_unknown_codecs_are_rejected() {
     let text = format!("{report:?}");
     assert!(text.contains("stored block 0 is 511 bytes"), "{text}");
 
-    // Codec 4 is unknown; stored with a codec level is not stored; stored has no model.
+    // Codec 5 is unknown; stored with a codec level is not stored; stored has no model.
     for (at, b, want) in [
-        (36, 4u8, "unknown codec 4"),
+        (36, 5u8, "unknown codec 5"),
         (37, 9, "codec level 9"),
         (36, 2, "model of 0 bytes for codec 2"),
         (80, 1, "model of 1 bytes for codec 0"),
@@ -846,5 +857,187 @@ fn grid_files_of_versions_1_and_2_are_read() {
             files(fresh.path(), GOLDEN_TOP),
             "{name}"
         );
+    }
+}
+
+/// Search-form levels (`--codec search`) of the stored top level, with their file layout.
+struct SearchFile {
+    bytes: Vec<u8>,
+    table: usize,
+    data: usize,
+    exceptions: usize,
+    blocks: usize,
+}
+
+fn search_file(path: &Path) -> SearchFile {
+    let bytes = std::fs::read(path).unwrap();
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let (table, data, positions) = (u64_at(48), u64_at(56), u64_at(24));
+    SearchFile {
+        table,
+        data,
+        exceptions: data + positions.div_ceil(2),
+        blocks: (data - table) / 16,
+        bytes,
+    }
+}
+
+const SEARCH_BLOCK: usize = 4096;
+
+#[test]
+fn search_levels_give_the_stored_values_and_convert_both_ways() {
+    let stored = tempfile::tempdir().unwrap();
+    let search = tempfile::tempdir().unwrap();
+    build_codec(stored.path(), STORED_TOP, Codec::Stored);
+    build_codec(search.path(), STORED_TOP, Codec::Search);
+    let sdb = Database::open(stored.path(), &rules()).unwrap();
+    let mut fdb = Database::open(search.path(), &rules()).unwrap();
+    let mut exceptions = 0;
+    for info in fdb.levels() {
+        assert_eq!(info.codec, Codec::Search);
+        assert_eq!(info.block_size as usize, SEARCH_BLOCK);
+        // Header, histogram, table, half a byte per position, four bytes per exception.
+        let hist = 8 * (2 * info.level as u64 + 1);
+        let f = search_file(&info.path);
+        assert_eq!(f.data as u64, 128 + hist + 16 * info.blocks);
+        assert_eq!(
+            f.exceptions as u64,
+            f.data as u64 + info.positions.div_ceil(2)
+        );
+        assert_eq!((f.bytes.len() - f.exceptions) % 4, 0);
+        exceptions += (f.bytes.len() - f.exceptions) / 4;
+    }
+    // Level 16's values spread over 17 symbols, more than a block's window of 15.
+    assert!(exceptions > 0, "no exception to test");
+    for l in 0..=STORED_TOP {
+        assert_eq!(values(&fdb, l), values(&sdb, l), "level {l}");
+    }
+    assert!(verify(search.path(), true).ok());
+    assert_eq!(
+        fdb.histogram(STORED_TOP).unwrap(),
+        sdb.histogram(STORED_TOP).unwrap()
+    );
+    // Nothing to load: search levels stay mapped.
+    fdb.load_into_memory().unwrap();
+    assert_eq!(fdb.memory_bytes(), 0);
+    assert_eq!(values(&fdb, STORED_TOP), values(&sdb, STORED_TOP));
+    // stored -> search gives the search build, search -> stored (and grid) the builds in
+    // those codecs, byte for byte.
+    let f2 = tempfile::tempdir().unwrap();
+    convert(stored.path(), f2.path(), Codec::Search);
+    assert_eq!(
+        files(f2.path(), STORED_TOP),
+        files(search.path(), STORED_TOP)
+    );
+    let s2 = tempfile::tempdir().unwrap();
+    convert(search.path(), s2.path(), Codec::Stored);
+    assert_eq!(
+        files(s2.path(), STORED_TOP),
+        files(stored.path(), STORED_TOP)
+    );
+    let grid = tempfile::tempdir().unwrap();
+    build_codec(grid.path(), STORED_TOP, Codec::Grid);
+    let g2 = tempfile::tempdir().unwrap();
+    convert(search.path(), g2.path(), Codec::Grid);
+    assert_eq!(files(g2.path(), STORED_TOP), files(grid.path(), STORED_TOP));
+}
+
+#[test]
+fn search_files_find_every_damage() {
+    let good_dir = tempfile::tempdir().unwrap();
+    build_codec(good_dir.path(), STORED_TOP, Codec::Search);
+    let good_db = Database::open(good_dir.path(), &rules()).unwrap();
+    let good = values(&good_db, STORED_TOP);
+    let path0 = db::level_path(good_dir.path(), STORED_TOP);
+    let f = search_file(&path0);
+    let blocks = good.len().div_ceil(SEARCH_BLOCK);
+    assert_eq!(f.blocks, blocks);
+    // Every block probed at several places, escaped positions included.
+    let escaped: Vec<usize> = (0..good.len())
+        .filter(|&i| (f.bytes[f.data + i / 2] >> (4 * (i % 2))) & 15 == 15)
+        .collect();
+    assert!(!escaped.is_empty());
+    let mut idx: Vec<usize> = (0..good.len()).step_by(61).collect();
+    for k in 0..blocks {
+        idx.push(k * SEARCH_BLOCK);
+        idx.push(((k + 1) * SEARCH_BLOCK).min(good.len()) - 1);
+    }
+    idx.extend(escaped.iter().step_by(7));
+    let sample: Vec<(usize, Board, i32)> = idx
+        .into_iter()
+        .map(|i| (i, good_db.board_at(STORED_TOP, i as u64).unwrap(), good[i]))
+        .collect();
+    let dir = levels_below(good_dir.path(), STORED_TOP);
+    let path = db::level_path(dir.path(), STORED_TOP);
+    let check = |bytes: &[u8], bad: Option<&[usize]>, what: &str| {
+        std::fs::write(&path, bytes).unwrap();
+        assert_in_place_detected(dir.path(), &sample, SEARCH_BLOCK, bad, what);
+    };
+    // Header and histogram: the open or every probe fails.
+    for at in (0..f.table).step_by(3) {
+        let mut bytes = f.bytes.clone();
+        bytes[at] ^= 0x01;
+        check(&bytes, None, &format!("byte {at}"));
+    }
+    // A block's table entry: its base and checksum are its own; the index of its first
+    // exception is also the end of the block before.
+    let chosen = [0, 1, blocks / 2, blocks - 1];
+    for k in chosen {
+        for b in 0..16 {
+            let at = f.table + 16 * k + b;
+            let mut bytes = f.bytes.clone();
+            bytes[at] ^= if b == 7 { 0x80 } else { 0x01 };
+            let bad: &[usize] = if (1..8).contains(&b) && k > 0 {
+                &[k - 1, k]
+            } else {
+                &[k]
+            };
+            check(&bytes, Some(bad), &format!("table byte {at} (block {k})"));
+        }
+    }
+    // Nibbles of the chosen blocks, an escaped one's included.
+    let esc = escaped[escaped.len() / 2];
+    for i in chosen
+        .iter()
+        .flat_map(|&k| {
+            [
+                k * SEARCH_BLOCK,
+                (k + 1).min(blocks) * SEARCH_BLOCK / 2 + k * SEARCH_BLOCK / 2,
+            ]
+        })
+        .chain([esc])
+        .filter(|&i| i < good.len())
+    {
+        for mask in [0x01u8, 0x10, 0xf0] {
+            let mut bytes = f.bytes.clone();
+            bytes[f.data + i / 2] ^= mask;
+            let k = i / SEARCH_BLOCK;
+            check(&bytes, Some(&[k]), &format!("nibble {i} ^ {mask:#x}"));
+        }
+    }
+    // The padding nibble of the last byte (the level has an odd number of positions or not).
+    if good.len() % 2 == 1 {
+        let mut bytes = f.bytes.clone();
+        bytes[f.exceptions - 1] ^= 0x10;
+        check(&bytes, Some(&[blocks - 1]), "padding nibble");
+    }
+    // Every byte of an exception entry: its block fails.
+    let first_exception_block = escaped[0] / SEARCH_BLOCK;
+    for b in 0..4 {
+        let mut bytes = f.bytes.clone();
+        bytes[f.exceptions + b] ^= 0x01;
+        check(
+            &bytes,
+            Some(&[first_exception_block]),
+            &format!("exception byte {b}"),
+        );
+    }
+    // Truncated and extended files (by a byte, and by a whole exception).
+    for (what, bytes) in [
+        ("truncated", f.bytes[..f.bytes.len() - 1].to_vec()),
+        ("extended", [&f.bytes[..], &[0]].concat()),
+        ("extended by 4", [&f.bytes[..], &[0, 0, 0, 0]].concat()),
+    ] {
+        check(&bytes, None, what);
     }
 }

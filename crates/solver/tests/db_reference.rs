@@ -19,6 +19,7 @@ fn build(rules: &Rules, upto: u32) -> (tempfile::TempDir, Database) {
         db::Codec::Rans,
         db::Codec::Zstd,
         db::Codec::Stored,
+        db::Codec::Search,
     ];
     let codec = codecs[TURN.fetch_add(1, Ordering::Relaxed) % codecs.len()];
     let dir = tempfile::tempdir().unwrap();

@@ -178,7 +178,7 @@ impl Database {
         let mut total = 0usize;
         for f in &self.levels {
             starts.push(total);
-            if f.codec() != Codec::Stored {
+            if !f.probed_in_place() {
                 total += f.header().positions as usize;
             }
         }
@@ -193,7 +193,7 @@ impl Database {
         #[cfg(target_os = "linux")]
         let _ = map.advise(memmap2::Advice::HugePage);
         for (l, f) in self.levels.iter().enumerate() {
-            if f.codec() != Codec::Stored {
+            if !f.probed_in_place() {
                 f.read_into(&mut map[starts[l]..starts[l + 1]])?;
             }
         }
@@ -295,8 +295,10 @@ impl Endgame for Database {
             }
             None => self.ranker.index_packed(sow::pack(board.raw()), s),
         };
-        if file.codec() == Codec::Stored {
-            return Ok(Some(file.stored_value(idx)? as i32));
+        match file.codec() {
+            Codec::Stored => return Ok(Some(file.stored_value(idx)? as i32)),
+            Codec::Search => return Ok(Some(file.search_value(idx)? as i32)),
+            _ => {}
         }
         if let Some(memory) = &self.memory {
             return Ok(Some(memory.level(s)[idx as usize] as i8 as i32));
@@ -328,7 +330,7 @@ impl Endgame for Database {
     }
 
     fn probes_are_cheap(&self) -> bool {
-        self.memory.is_some() || self.levels.iter().all(|f| f.codec() == Codec::Stored)
+        self.memory.is_some() || self.levels.iter().all(|f| f.probed_in_place())
     }
 
     /// Returns the board's index in its level.
@@ -342,6 +344,12 @@ impl Endgame for Database {
         let idx = self.ranker.index_packed(sow::pack(board.raw()), s);
         let byte = if file.codec() == Codec::Stored {
             file.stored_byte(idx)
+        } else if file.codec() == Codec::Search {
+            let (nibble, entry) = file.search_bytes(idx);
+            if let Some(e) = entry {
+                prefetch_byte(e);
+            }
+            nibble
         } else if let Some(memory) = &self.memory {
             memory.level(s).get(idx as usize)
         } else {

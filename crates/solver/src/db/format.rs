@@ -13,8 +13,9 @@
 //!     20     4  level (seeds in the houses)
 //!     24     8  positions in the level
 //!     32     4  block size (positions per block)
-//!     36     1  codec (0 = stored, 1 = zstd, 2 = rans, 3 = grid)
-//!     37     1  codec level (zstd level used, rans scale bits; informative; 0 for stored)
+//!     36     1  codec (0 = stored, 1 = zstd, 2 = rans, 3 = grid, 4 = search)
+//!     37     1  codec level (zstd level used, rans scale bits; informative; 0 for stored;
+//!                 search: the step between symbols, 1 or 2)
 //!     38     2  reserved, zero
 //!     40     8  block count
 //!     48     8  table offset (128 + histogram length + model length)
@@ -36,6 +37,8 @@
 //! data:  the blocks, back to back; block i holds (stored) or decodes to (zstd, rans)
 //!        min(block size, positions - i * block size) bytes, one i8 value per position in index
 //!        order (grid: in the grid's order, see `grid.rs`).
+//! search: the table entry is (meta word, checksum) instead, and the data is the nibbles of
+//!        every position, then the exception table (see `codecs/search.rs`).
 //! ```
 //! Little-endian throughout.
 
@@ -60,6 +63,7 @@ pub(crate) const CODEC_STORED: u8 = 0;
 pub(crate) const CODEC_ZSTD: u8 = 1;
 pub(crate) const CODEC_RANS: u8 = 2;
 pub(crate) const CODEC_GRID: u8 = 3;
+pub(crate) const CODEC_SEARCH: u8 = 4;
 /// Positions per zstd block: small enough that one probe decompresses little.
 pub(crate) const BLOCK_SIZE: u32 = 1 << 13;
 /// Positions per stored block: a probe reads one byte, so blocks only bound the work of
@@ -128,6 +132,8 @@ impl Header {
                 super::codecs::grid::BLOCK as u32,
                 super::codecs::grid::SCALE_BITS as u8,
             ),
+            // The step, set by the writer from the values.
+            Codec::Search => (super::codecs::search::BLOCK, 2),
         };
         let block_count = positions.div_ceil(block_size as u64);
         Header {
@@ -322,6 +328,31 @@ impl Header {
                 )));
             }
         }
+        if h.codec == CODEC_SEARCH {
+            use super::codecs::search;
+            if h.version < 3 {
+                return Err(corrupt(format!(
+                    "search level in format version {} (it came with version 3)",
+                    h.version
+                )));
+            }
+            if h.block_size != search::BLOCK || !(1..=2).contains(&h.codec_level) {
+                return Err(corrupt(format!(
+                    "search level with blocks of {} and step {} (must be {} and 1 or 2)",
+                    h.block_size,
+                    h.codec_level,
+                    search::BLOCK
+                )));
+            }
+            let rest = (h.file_len - h.data_offset).checked_sub(search::nibble_bytes(h.positions));
+            if rest.is_none_or(|r| r % search::EXCEPTION_LEN as u64 != 0) {
+                return Err(corrupt(format!(
+                    "search data is {} bytes: not the nibbles of {} positions and whole exceptions",
+                    h.file_len - h.data_offset,
+                    h.positions
+                )));
+            }
+        }
         // Stored blocks hold one byte per position, back to back: the layout fixes the length.
         if h.codec == CODEC_STORED && h.file_len - h.data_offset != h.positions {
             return Err(corrupt(format!(
@@ -434,6 +465,13 @@ pub(crate) fn decode_table(
             header.table_checksum
         )));
     }
+    if header.codec == CODEC_SEARCH {
+        // (meta word, checksum) per block; each entry is checked with its block.
+        return Ok(table
+            .chunks_exact(ENTRY_LEN)
+            .map(|e| (u64_at(e, 0), u64_at(e, 8)))
+            .collect());
+    }
     let stored = header.codec == CODEC_STORED;
     let mut out = Vec::with_capacity(header.block_count as usize);
     let mut prev = header.data_offset;
@@ -504,10 +542,30 @@ pub(crate) fn histogram(values: &[i8], level: u32) -> Vec<u64> {
 /// model (rans and grid; empty otherwise) and block table of a level file whose blocks
 /// have these lengths and checksums, in order; the blocks follow it back to back.
 pub(crate) fn encode_prefix(
-    mut header: Header,
+    header: Header,
     hist: &[u64],
     model: &[u8],
     blocks: &[(u64, u64)],
+) -> Vec<u8> {
+    let mut ends = Vec::with_capacity(blocks.len());
+    let mut end = 0;
+    for &(len, sum) in blocks {
+        end += len;
+        ends.push((end, sum));
+    }
+    encode_prefix_with(header, hist, model, &ends, end, true)
+}
+
+/// [`encode_prefix`] with the table entries as given (`relative`: the first word of each is
+/// an offset from the data offset, made absolute here) and `data_len` bytes of data after the
+/// table.
+pub(crate) fn encode_prefix_with(
+    mut header: Header,
+    hist: &[u64],
+    model: &[u8],
+    entries: &[(u64, u64)],
+    data_len: u64,
+    relative: bool,
 ) -> Vec<u8> {
     let hist: Vec<u8> = hist.iter().flat_map(|c| c.to_le_bytes()).collect();
     debug_assert!(!hist.is_empty());
@@ -518,14 +576,13 @@ pub(crate) fn encode_prefix(
     header.model_checksum = if model.is_empty() { 0 } else { xxh3_64(model) };
     header.table_offset = header.model_offset() + header.model_len;
     header.data_offset = header.table_offset + ENTRY_LEN as u64 * header.block_count;
-    let mut table = Vec::with_capacity(blocks.len() * ENTRY_LEN);
-    let mut end = header.data_offset;
-    for &(len, sum) in blocks {
-        end += len;
-        table.extend_from_slice(&end.to_le_bytes());
+    let mut table = Vec::with_capacity(entries.len() * ENTRY_LEN);
+    let shift = if relative { header.data_offset } else { 0 };
+    for &(word, sum) in entries {
+        table.extend_from_slice(&(word + shift).to_le_bytes());
         table.extend_from_slice(&sum.to_le_bytes());
     }
-    header.file_len = end;
+    header.file_len = header.data_offset + data_len;
     header.table_checksum = xxh3_64(&table);
     let mut out = Vec::with_capacity(HEADER_LEN + hist.len() + model.len() + table.len());
     out.extend_from_slice(&header.encode());
@@ -764,6 +821,9 @@ pub(crate) fn decode_block(
         path: path.to_path_buf(),
         what,
     };
+    if header.codec == CODEC_SEARCH {
+        return super::codecs::search::decode_block(path, header, bytes, i, out);
+    }
     if header.codec == CODEC_STORED {
         let data =
             super::codecs::stored::check_stored_block(path, header, bytes, i, table[i as usize].1)?;

@@ -125,7 +125,9 @@ impl LevelFile {
         let header = Header::decode(path, &map)?;
         header.expect(path, rules, level, positions)?;
         let words = match header.codec() {
-            Codec::Stored | Codec::Rans | Codec::Grid => header.block_count.div_ceil(64) as usize,
+            Codec::Stored | Codec::Rans | Codec::Grid | Codec::Search => {
+                header.block_count.div_ceil(64) as usize
+            }
             Codec::Zstd => 0,
         };
         Ok(LevelFile {
@@ -154,6 +156,12 @@ impl LevelFile {
     /// How the blocks are stored.
     pub(crate) fn codec(&self) -> Codec {
         self.header.codec()
+    }
+
+    /// Whether probes read the level straight from the map (stored and search levels), with
+    /// nothing to load or decode.
+    pub(crate) fn probed_in_place(&self) -> bool {
+        matches!(self.codec(), Codec::Stored | Codec::Search)
     }
 
     /// Blocks in the file.
@@ -249,6 +257,29 @@ impl LevelFile {
         // The checked header makes the stored blocks exactly as long as their values, so value
         // `index` lies at `data offset + index`.
         Ok(self.map[(self.header.data_offset + index) as usize] as i8)
+    }
+
+    /// The value of position `index` of a search level, read from the map: the block's table
+    /// entry and the position's nibble (and, for the rare escaped value, the exception table).
+    /// The block is checked (its entry, checksum, nibbles and exceptions) on its first probe;
+    /// a block that fails stays an error, naming the file, on every probe.
+    #[inline]
+    pub(crate) fn search_value(&self, index: u64) -> Result<i8, DbError> {
+        debug_assert_eq!(self.codec(), Codec::Search);
+        use super::codecs::search;
+        let block = index / search::BLOCK as u64;
+        if !self.is_verified(block) {
+            search::check_block(&self.path, &self.header, &self.map, block)?;
+            self.mark_verified(block);
+        }
+        Ok(search::value(&self.header, &self.map, index))
+    }
+
+    /// The bytes a probe of position `index` of a search level reads first (its nibble and its
+    /// block's table entry), unchecked: for prefetching only.
+    pub(crate) fn search_bytes(&self, index: u64) -> (Option<&u8>, Option<&u8>) {
+        let (nibble, entry) = super::codecs::search::places(&self.header, index);
+        (self.map.get(nibble), self.map.get(entry))
     }
 
     /// Where the value of the board `cells` (mover's side first), index `index` in its level,

@@ -37,6 +37,9 @@ pub(crate) fn encode_level(
 ) -> Result<EncodedLevel, DbError> {
     let header = Header::for_rules(rules, level, values.len() as u64, codec);
     let bs = header.block_size as usize;
+    if codec == Codec::Search {
+        return Ok(encode_search(header, level, values));
+    }
     let mut model = None;
     let blocks: Vec<Vec<u8>> = match codec {
         Codec::Grid => {
@@ -69,6 +72,7 @@ pub(crate) fn encode_level(
                 source,
             })?,
         Codec::Stored => values.par_chunks(bs).map(format::to_bytes).collect(),
+        Codec::Search => unreachable!("encoded above"),
         Codec::Rans => {
             let m = Model::fit(values, level.min(127) as i8, bs);
             let blocks = values
@@ -97,6 +101,58 @@ pub(crate) fn encode_level(
         ),
         blocks,
     })
+}
+
+/// Encodes a level in the search codec (`codecs/search.rs`): the blocks' nibbles back to
+/// back, then the exception table as one last piece.
+fn encode_search(mut header: Header, level: u32, values: &[i8]) -> EncodedLevel {
+    use super::codecs::search;
+    let step = search::step_for(values, level);
+    header.codec_level = step;
+    let bs = header.block_size as usize;
+    let blocks: Vec<search::EncodedBlock> = values
+        .par_chunks(bs)
+        .map(|c| search::encode_block(c, level, step))
+        .collect();
+    // Each block's first exception, and the end of the last block's.
+    let mut firsts = Vec::with_capacity(blocks.len() + 1);
+    let mut n = 0u64;
+    for b in &blocks {
+        firsts.push(n);
+        n += (b.exceptions.len() / search::EXCEPTION_LEN) as u64;
+    }
+    firsts.push(n);
+    let entries: Vec<(u64, u64)> = blocks
+        .par_iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let meta = search::meta(b.base, firsts[i]);
+            (
+                meta,
+                search::block_sum(meta, firsts[i + 1], &b.nibbles, &b.exceptions),
+            )
+        })
+        .collect();
+    let mut exceptions = Vec::with_capacity(n as usize * search::EXCEPTION_LEN);
+    let mut pieces = Vec::with_capacity(blocks.len() + 1);
+    for b in blocks {
+        exceptions.extend_from_slice(&b.exceptions);
+        pieces.push(b.nibbles);
+    }
+    let data_len = search::nibble_bytes(values.len() as u64) + exceptions.len() as u64;
+    pieces.push(exceptions);
+    EncodedLevel {
+        level,
+        prefix: format::encode_prefix_with(
+            header,
+            &format::histogram(values, level),
+            &[],
+            &entries,
+            data_len,
+            false,
+        ),
+        blocks: pieces,
+    }
 }
 
 /// Writes an encoded level into `dir`: to `<name>.tmp`, synced, then renamed over the level's

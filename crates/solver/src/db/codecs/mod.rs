@@ -1,9 +1,11 @@
 //! The codecs of level files, one file each: `grid` (two-dimensional contexts and rANS, the
-//! default), `rans` (order-1 contexts and rANS), `zstd` (blocks compressed with zstd) and
-//! `stored` (one byte per position, probed in place). The file layout they share is in
+//! default), `rans` (order-1 contexts and rANS), `zstd` (blocks compressed with zstd),
+//! `stored` (one byte per position, probed in place) and `search` (four bits per position,
+//! probed in place). The file layout they share is in
 //! `super::format`.
 
 pub(crate) mod grid;
 pub(crate) mod rans;
+pub(crate) mod search;
 pub(crate) mod stored;
 pub(crate) mod zstd;
