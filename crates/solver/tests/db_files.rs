@@ -876,13 +876,22 @@ fn search_file(path: &Path) -> SearchFile {
     SearchFile {
         table,
         data,
-        exceptions: data + positions.div_ceil(2),
+        exceptions: data + positions.div_ceil(SEARCH_BLOCK) * SEARCH_STRIDE,
         blocks: (data - table) / 16,
         bytes,
     }
 }
 
 const SEARCH_BLOCK: usize = 4096;
+/// Bytes of a search block: 16 bases (one per 256 positions), then 2048 bytes of nibbles.
+const SEARCH_STRIDE: usize = 16 + 2048;
+
+impl SearchFile {
+    /// Where the nibble of position `i` lies.
+    fn nibble(&self, i: usize) -> usize {
+        self.data + i / SEARCH_BLOCK * SEARCH_STRIDE + 16 + i % SEARCH_BLOCK / 2
+    }
+}
 
 #[test]
 fn search_levels_give_the_stored_values_and_convert_both_ways() {
@@ -896,16 +905,13 @@ fn search_levels_give_the_stored_values_and_convert_both_ways() {
     for info in fdb.levels() {
         assert_eq!(info.codec, Codec::Search);
         assert_eq!(info.block_size as usize, SEARCH_BLOCK);
-        // Header, histogram, table, half a byte per position, four bytes per exception.
+        // Header, histogram, table, blocks of 2064 bytes, three bytes per exception.
         let hist = 8 * (2 * info.level as u64 + 1);
         let f = search_file(&info.path);
         assert_eq!(f.data as u64, 128 + hist + 16 * info.blocks);
-        assert_eq!(
-            f.exceptions as u64,
-            f.data as u64 + info.positions.div_ceil(2)
-        );
-        assert_eq!((f.bytes.len() - f.exceptions) % 4, 0);
-        exceptions += (f.bytes.len() - f.exceptions) / 4;
+        assert_eq!(f.exceptions as u64, f.data as u64 + 2064 * info.blocks);
+        assert_eq!((f.bytes.len() - f.exceptions) % 3, 0);
+        exceptions += (f.bytes.len() - f.exceptions) / 3;
     }
     // Level 16's values spread over 17 symbols, more than a block's window of 15.
     assert!(exceptions > 0, "no exception to test");
@@ -954,7 +960,7 @@ fn search_files_find_every_damage() {
     assert_eq!(f.blocks, blocks);
     // Every block probed at several places, escaped positions included.
     let escaped: Vec<usize> = (0..good.len())
-        .filter(|&i| (f.bytes[f.data + i / 2] >> (4 * (i % 2))) & 15 == 15)
+        .filter(|&i| (f.bytes[f.nibble(i)] >> (4 * (i % 2))) & 15 == 15)
         .collect();
     assert!(!escaped.is_empty());
     let mut idx: Vec<usize> = (0..good.len()).step_by(61).collect();
@@ -979,15 +985,15 @@ fn search_files_find_every_damage() {
         bytes[at] ^= 0x01;
         check(&bytes, None, &format!("byte {at}"));
     }
-    // A block's table entry: its base and checksum are its own; the index of its first
-    // exception is also the end of the block before.
+    // A block's table entry: its checksum is its own; the index of its first exception is
+    // also the end of the block before.
     let chosen = [0, 1, blocks / 2, blocks - 1];
     for k in chosen {
         for b in 0..16 {
             let at = f.table + 16 * k + b;
             let mut bytes = f.bytes.clone();
             bytes[at] ^= if b == 7 { 0x80 } else { 0x01 };
-            let bad: &[usize] = if (1..8).contains(&b) && k > 0 {
+            let bad: &[usize] = if b < 8 && k > 0 {
                 &[k - 1, k]
             } else {
                 &[k]
@@ -995,7 +1001,14 @@ fn search_files_find_every_damage() {
             check(&bytes, Some(bad), &format!("table byte {at} (block {k})"));
         }
     }
-    // Nibbles of the chosen blocks, an escaped one's included.
+    // Bases and nibbles of the chosen blocks, an escaped one's included.
+    for k in chosen {
+        for j in [0, 1, 15] {
+            let mut bytes = f.bytes.clone();
+            bytes[f.data + k * SEARCH_STRIDE + j] ^= 0x01;
+            check(&bytes, Some(&[k]), &format!("base {j} of block {k}"));
+        }
+    }
     let esc = escaped[escaped.len() / 2];
     for i in chosen
         .iter()
@@ -1010,20 +1023,21 @@ fn search_files_find_every_damage() {
     {
         for mask in [0x01u8, 0x10, 0xf0] {
             let mut bytes = f.bytes.clone();
-            bytes[f.data + i / 2] ^= mask;
+            bytes[f.nibble(i)] ^= mask;
             let k = i / SEARCH_BLOCK;
             check(&bytes, Some(&[k]), &format!("nibble {i} ^ {mask:#x}"));
         }
     }
-    // The padding nibble of the last byte (the level has an odd number of positions or not).
-    if good.len() % 2 == 1 {
+    // The padding past the level's end, in the last block.
+    assert!(good.len() % SEARCH_BLOCK < SEARCH_BLOCK - 2 * 256);
+    for at in [f.exceptions - 1, f.data + (blocks - 1) * SEARCH_STRIDE + 15] {
         let mut bytes = f.bytes.clone();
-        bytes[f.exceptions - 1] ^= 0x10;
-        check(&bytes, Some(&[blocks - 1]), "padding nibble");
+        bytes[at] ^= 0x10;
+        check(&bytes, Some(&[blocks - 1]), &format!("padding byte {at}"));
     }
     // Every byte of an exception entry: its block fails.
     let first_exception_block = escaped[0] / SEARCH_BLOCK;
-    for b in 0..4 {
+    for b in 0..3 {
         let mut bytes = f.bytes.clone();
         bytes[f.exceptions + b] ^= 0x01;
         check(
@@ -1036,7 +1050,7 @@ fn search_files_find_every_damage() {
     for (what, bytes) in [
         ("truncated", f.bytes[..f.bytes.len() - 1].to_vec()),
         ("extended", [&f.bytes[..], &[0]].concat()),
-        ("extended by 4", [&f.bytes[..], &[0, 0, 0, 0]].concat()),
+        ("extended by 3", [&f.bytes[..], &[0, 0, 0]].concat()),
     ] {
         check(&bytes, None, what);
     }

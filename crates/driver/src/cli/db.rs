@@ -49,9 +49,9 @@ pub struct BuildArgs {
     #[arg(long)]
     pub dir: Option<PathBuf>,
     /// How new levels are written: grid, rans or zstd (small files, loaded into memory before
-    /// a search; grid is the smallest, rans the fastest to write), or stored (one byte per
-    /// position, probed straight from the file). Levels already present are kept whatever their
-    /// codec.
+    /// a search; grid is the smallest, rans the fastest to write), stored (one byte per
+    /// position, probed straight from the file) or search (four bits per position, probed
+    /// straight from the file). Levels already present are kept whatever their codec.
     #[arg(long, default_value = "grid")]
     pub codec: String,
     /// Print a JSON summary instead of text (and no progress bars).
@@ -70,7 +70,7 @@ pub struct ConvertArgs {
     /// Destination directory (created if needed; may be the source directory).
     #[arg(long)]
     pub to: PathBuf,
-    /// Codec of the files written: grid, rans, zstd or stored.
+    /// Codec of the files written: grid, rans, zstd, stored or search.
     #[arg(long)]
     pub codec: String,
     /// Print a JSON summary instead of text (and no progress bars).

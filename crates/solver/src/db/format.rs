@@ -37,8 +37,8 @@
 //! data:  the blocks, back to back; block i holds (stored) or decodes to (zstd, rans)
 //!        min(block size, positions - i * block size) bytes, one i8 value per position in index
 //!        order (grid: in the grid's order, see `grid.rs`).
-//! search: the table entry is (meta word, checksum) instead, and the data is the nibbles of
-//!        every position, then the exception table (see `codecs/search.rs`).
+//! search: the table entry is (first exception, checksum) instead, and the data is blocks of a
+//!        fixed size (bases and nibbles), then the exception table (see `codecs/search.rs`).
 //! ```
 //! Little-endian throughout.
 
@@ -344,10 +344,10 @@ impl Header {
                     search::BLOCK
                 )));
             }
-            let rest = (h.file_len - h.data_offset).checked_sub(search::nibble_bytes(h.positions));
+            let rest = (h.file_len - h.data_offset).checked_sub(search::block_bytes(h.positions));
             if rest.is_none_or(|r| r % search::EXCEPTION_LEN as u64 != 0) {
                 return Err(corrupt(format!(
-                    "search data is {} bytes: not the nibbles of {} positions and whole exceptions",
+                    "search data is {} bytes: not the blocks of {} positions and whole exceptions",
                     h.file_len - h.data_offset,
                     h.positions
                 )));
@@ -466,7 +466,7 @@ pub(crate) fn decode_table(
         )));
     }
     if header.codec == CODEC_SEARCH {
-        // (meta word, checksum) per block; each entry is checked with its block.
+        // (first exception, checksum) per block; each entry is checked with its block.
         return Ok(table
             .chunks_exact(ENTRY_LEN)
             .map(|e| (u64_at(e, 0), u64_at(e, 8)))

@@ -130,7 +130,7 @@ fn search_levels_hold_any_values() {
                 x ^= x >> 7;
                 x ^= x << 17;
                 // Mostly near a value that drifts along the level, now and then anything.
-                let v = if x % 16 == 0 {
+                let v = if x.is_multiple_of(16) {
                     (x >> 8) % 61
                 } else {
                     ((i / 700) % 40 + ((x >> 8) % 21) as usize) as u64
@@ -153,7 +153,8 @@ fn search_levels_hold_any_values() {
         )
         .unwrap();
         assert_eq!(file.header().codec_level, if parity { 2 } else { 1 });
-        let escaped = (file.file_len() - codecs::search::exceptions_offset(file.header())) / 4;
+        let escaped = (file.file_len() - codecs::search::exceptions_offset(file.header()))
+            / codecs::search::EXCEPTION_LEN as u64;
         assert!(escaped as usize > n / 40, "{escaped} exceptions");
         for (i, &v) in values.iter().enumerate() {
             assert_eq!(file.search_value(i as u64).unwrap(), v, "index {i}");

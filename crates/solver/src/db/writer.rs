@@ -126,20 +126,17 @@ fn encode_search(mut header: Header, level: u32, values: &[i8]) -> EncodedLevel 
         .par_iter()
         .enumerate()
         .map(|(i, b)| {
-            let meta = search::meta(b.base, firsts[i]);
-            (
-                meta,
-                search::block_sum(meta, firsts[i + 1], &b.nibbles, &b.exceptions),
-            )
+            let sum = search::block_sum(firsts[i], firsts[i + 1], &b.bytes, &b.exceptions);
+            (firsts[i], sum)
         })
         .collect();
     let mut exceptions = Vec::with_capacity(n as usize * search::EXCEPTION_LEN);
     let mut pieces = Vec::with_capacity(blocks.len() + 1);
     for b in blocks {
         exceptions.extend_from_slice(&b.exceptions);
-        pieces.push(b.nibbles);
+        pieces.push(b.bytes);
     }
-    let data_len = search::nibble_bytes(values.len() as u64) + exceptions.len() as u64;
+    let data_len = search::block_bytes(values.len() as u64) + exceptions.len() as u64;
     pieces.push(exceptions);
     EncodedLevel {
         level,

@@ -3,18 +3,19 @@
 //!
 //! Value `v` of level `s` is the *symbol* `(v + s) / step` (`step` 2 where every value of the
 //! level has the parity of `s`, as under every rule that puts each seed in a store; else 1).
-//! Each block of [`BLOCK`] positions has a *base* symbol; a position holds a nibble, `symbol -
-//! base` when that is below [`ESCAPE`], else [`ESCAPE`], and then its value is in the level's
-//! *exception table*, sorted by position. The nibbles of the whole level lie back to back after
-//! the block table, so the nibble of position `k` is at a fixed place (`data offset + k / 2`);
-//! a probe reads the block's table entry (its base) and the nibble: two cache lines. The
-//! exceptions (a handful per million positions on the levels measured) follow the nibbles.
+//! A level is cut into blocks of [`BLOCK`] positions (the unit of checking), each cut into
+//! sub-blocks of [`SUB`]. Each sub-block has a *base* symbol; a position holds a nibble,
+//! `symbol - base` when that is below [`ESCAPE`], else [`ESCAPE`], and then its value is in the
+//! level's *exception table*. A block is [`STRIDE`] bytes: its sixteen bases, then its nibbles
+//! (two a byte, low nibble first); blocks lie back to back after the block table, so a probe
+//! computes where the base and the nibble of a position lie and reads two cache lines. The
+//! exceptions (under 1% of the positions on the levels measured) follow the blocks, sorted by
+//! position, 3 bytes each: the position in its block (u16) and the value (i8).
 //!
-//! A block's table entry is its *meta word* (base in bits 0..8, the index of its first
-//! exception from bit 8) and an xxh3-64 over the meta word, the index of the next block's first
-//! exception (the end of this block's), its nibble bytes and its exception entries: a probe
-//! checks all of that on the block's first probe, so a damaged byte anywhere a probe reads is an
-//! error, never a wrong value.
+//! A block's table entry is the index of its first exception and an xxh3-64 over that index,
+//! the next block's (the end of this block's exceptions), the block's bytes and its exception
+//! entries: a probe checks all of that on the block's first probe, so a damaged byte anywhere a
+//! probe reads is an error, never a wrong value.
 
 use crate::db::format::{table_entry, Header, CODEC_SEARCH};
 use crate::db::DbError;
@@ -24,10 +25,16 @@ use xxhash_rust::xxh3::Xxh3;
 
 /// Positions per block.
 pub(crate) const BLOCK: u32 = 1 << 12;
+/// Positions per sub-block (one base each).
+pub(crate) const SUB: usize = 256;
+/// Sub-blocks per block.
+const SUBS: usize = BLOCK as usize / SUB;
+/// Bytes of a block: its bases, then its nibbles.
+pub(crate) const STRIDE: usize = SUBS + BLOCK as usize / 2;
 /// The nibble of a position whose value is in the exception table.
 pub(crate) const ESCAPE: u8 = 15;
-/// Bytes of an exception entry: the position in its block (u16), the value (i8), a zero byte.
-pub(crate) const EXCEPTION_LEN: usize = 4;
+/// Bytes of an exception entry: the position in its block (u16), the value (i8).
+pub(crate) const EXCEPTION_LEN: usize = 3;
 
 /// The step between symbols for these values of level `s`: 2 where every value has the
 /// parity of `s`, else 1.
@@ -48,11 +55,10 @@ fn max_symbol(level: u32, step: u8) -> u32 {
     2 * level.min(127) / step as u32
 }
 
-/// One block, encoded: its base, its nibbles (two a byte, low nibble first) and its
-/// exceptions (entries of [`EXCEPTION_LEN`] bytes).
+/// One block, encoded: its bases and nibbles ([`STRIDE`] bytes, zero past the level's
+/// end) and its exceptions (entries of [`EXCEPTION_LEN`] bytes).
 pub(crate) struct EncodedBlock {
-    pub base: u8,
-    pub nibbles: Vec<u8>,
+    pub bytes: Vec<u8>,
     pub exceptions: Vec<u8>,
 }
 
@@ -60,67 +66,72 @@ pub(crate) struct EncodedBlock {
 pub(crate) fn encode_block(values: &[i8], level: u32, step: u8) -> EncodedBlock {
     let s = level.min(127) as i32;
     let sym = |v: i8| ((v as i32 + s) / step as i32) as usize;
-    // The base: the window of 15 symbols that holds the most values (the lowest such).
-    let mut count = [0u32; 256];
-    for &v in values {
-        count[sym(v)] += 1;
-    }
     let top = max_symbol(level, step) as usize;
     let window = ESCAPE as usize;
-    let mut best = (0u32, 0usize);
-    let mut inside: u32 = count[..window.min(top + 1)].iter().sum();
-    best.0 = inside;
-    for b in 1..=top.saturating_sub(window - 1) {
-        inside = inside + count[b + window - 1] - count[b - 1];
-        if inside > best.0 {
-            best = (inside, b);
+    let mut bytes = vec![0u8; STRIDE];
+    let mut exceptions = Vec::new();
+    for (j, part) in values.chunks(SUB).enumerate() {
+        // The base: the window of 15 symbols that holds the most values (the lowest such).
+        let mut count = [0u32; 256];
+        for &v in part {
+            count[sym(v)] += 1;
+        }
+        let mut inside: u32 = count[..window.min(top + 1)].iter().sum();
+        let mut best = (inside, 0usize);
+        for b in 1..=top.saturating_sub(window - 1) {
+            inside = inside + count[b + window - 1] - count[b - 1];
+            if inside > best.0 {
+                best = (inside, b);
+            }
+        }
+        let base = best.1;
+        bytes[j] = base as u8;
+        for (i, &v) in part.iter().enumerate() {
+            let k = j * SUB + i;
+            let d = sym(v).wrapping_sub(base);
+            let nib = if d < window {
+                d as u8
+            } else {
+                exceptions.extend_from_slice(&(k as u16).to_le_bytes());
+                exceptions.push(v as u8);
+                ESCAPE
+            };
+            bytes[SUBS + k / 2] |= nib << (4 * (k % 2));
         }
     }
-    let base = best.1;
-    let mut nibbles = vec![0u8; values.len().div_ceil(2)];
-    let mut exceptions = Vec::new();
-    for (k, &v) in values.iter().enumerate() {
-        let d = sym(v).wrapping_sub(base);
-        let nib = if d < window {
-            d as u8
-        } else {
-            exceptions.extend_from_slice(&(k as u16).to_le_bytes());
-            exceptions.push(v as u8);
-            exceptions.push(0);
-            ESCAPE
-        };
-        nibbles[k / 2] |= nib << (4 * (k % 2));
-    }
-    EncodedBlock {
-        base: base as u8,
-        nibbles,
-        exceptions,
-    }
-}
-
-/// The meta word of a block: its base and the index of its first exception.
-pub(crate) fn meta(base: u8, first_exception: u64) -> u64 {
-    base as u64 | first_exception << 8
+    EncodedBlock { bytes, exceptions }
 }
 
 /// The checksum of a block (see the module's documentation).
-pub(crate) fn block_sum(meta: u64, end: u64, nibbles: &[u8], exceptions: &[u8]) -> u64 {
+pub(crate) fn block_sum(first: u64, end: u64, bytes: &[u8], exceptions: &[u8]) -> u64 {
     let mut h = Xxh3::new();
-    h.update(&meta.to_le_bytes());
+    h.update(&first.to_le_bytes());
     h.update(&end.to_le_bytes());
-    h.update(nibbles);
+    h.update(bytes);
     h.update(exceptions);
     h.digest()
 }
 
-/// Bytes of the nibbles of a level of `positions` positions.
-pub(crate) fn nibble_bytes(positions: u64) -> u64 {
-    positions.div_ceil(2)
+/// Bytes of the blocks of a level of `positions` positions.
+pub(crate) fn block_bytes(positions: u64) -> u64 {
+    positions.div_ceil(BLOCK as u64) * STRIDE as u64
 }
 
 /// Where the exception table starts.
 pub(crate) fn exceptions_offset(header: &Header) -> u64 {
-    header.data_offset + nibble_bytes(header.positions)
+    header.data_offset + block_bytes(header.positions)
+}
+
+/// The index of block `i`'s first exception, and of the next block's (the end of block
+/// `i`'s), from the table (unchecked).
+fn exception_range(header: &Header, bytes: &[u8], i: u64) -> (u64, u64) {
+    let start = table_entry(header, bytes, i).0;
+    let end = if i + 1 < header.block_count {
+        table_entry(header, bytes, i + 1).0
+    } else {
+        exception_count(header)
+    };
+    (start, end)
 }
 
 /// The number of exceptions of a level (its header checked: the bytes after the nibbles are
@@ -134,8 +145,8 @@ fn step(header: &Header) -> u8 {
     header.codec_level
 }
 
-/// Checks block `i` of a search level in place: its table entry, checksum, every nibble and
-/// exception. After this, [`value`] may read the block without checks.
+/// Checks block `i` of a search level in place: its table entry, checksum, every base,
+/// nibble and exception. After this, [`value`] may read the block without checks.
 pub(crate) fn check_block(
     path: &Path,
     header: &Header,
@@ -147,62 +158,62 @@ pub(crate) fn check_block(
         path: path.to_path_buf(),
         what: format!("block {i}: {what}"),
     };
-    let (meta, sum) = table_entry(header, bytes, i);
     let count = exception_count(header);
-    let end = if i + 1 < header.block_count {
-        table_entry(header, bytes, i + 1).0 >> 8
-    } else {
-        count
-    };
-    let start = meta >> 8;
-    let base = (meta & 0xff) as u32;
-    let top = max_symbol(header.level, step(header));
-    if start > end || end > count || base > top {
+    let (start, end) = exception_range(header, bytes, i);
+    if start > end || end > count {
         return Err(corrupt(format!(
-            "table entry damaged (base {base}, exceptions {start}..{end} of {count})"
+            "table entry damaged (exceptions {start}..{end} of {count})"
         )));
     }
-    let len = header.block_len(i);
-    let first = (header.data_offset + i * BLOCK as u64 / 2) as usize;
-    let nibbles = &bytes[first..first + len.div_ceil(2)];
+    let first = (header.data_offset + i * STRIDE as u64) as usize;
+    let block = &bytes[first..first + STRIDE];
     let at = (exceptions_offset(header) + start * EXCEPTION_LEN as u64) as usize;
     let exceptions = &bytes[at..at + ((end - start) as usize) * EXCEPTION_LEN];
-    let actual = block_sum(meta, end, nibbles, exceptions);
+    let actual = block_sum(start, end, block, exceptions);
+    let sum = table_entry(header, bytes, i).1;
     if actual != sum {
         return Err(corrupt(format!(
             "checksum mismatch (stored {sum:016x}, computed {actual:016x})"
         )));
     }
-    // The contents, as a writer makes them: symbols in range, one exception per escape, in
-    // order, each a value of the level that the nibble could not hold.
-    let mut next = exceptions.chunks_exact(EXCEPTION_LEN);
+    // The contents, as a writer makes them: symbols in range, zero past the level's end, one
+    // exception per escape, in order, each a value of the level that the nibble could not hold.
+    let len = header.block_len(i);
+    let top = max_symbol(header.level, step(header));
     let s = header.level.min(127) as i32;
     let stepi = step(header) as i32;
-    for k in 0..nibbles.len() * 2 {
-        let nib = (nibbles[k / 2] >> (4 * (k % 2))) & 15;
-        if k >= len {
-            if nib != 0 {
-                return Err(corrupt("padding nibble is not zero".into()));
-            }
-            continue;
+    let mut next = exceptions.chunks_exact(EXCEPTION_LEN);
+    for (j, &base) in block[..SUBS].iter().enumerate() {
+        let base = base as u32;
+        if base > top || (j * SUB >= len && base != 0) {
+            return Err(corrupt(format!("sub-block {j} has base {base}")));
         }
-        if nib != ESCAPE {
-            if base + nib as u32 > top {
-                return Err(corrupt(format!("symbol {} above {top}", base + nib as u32)));
+        for k in j * SUB..(j + 1) * SUB {
+            let nib = (block[SUBS + k / 2] >> (4 * (k % 2))) & 15;
+            if k >= len {
+                if nib != 0 {
+                    return Err(corrupt("padding nibble is not zero".into()));
+                }
+                continue;
             }
-            continue;
-        }
-        let Some(e) = next.next() else {
-            return Err(corrupt("more escapes than exceptions".into()));
-        };
-        let pos = u16::from_le_bytes([e[0], e[1]]) as usize;
-        let v = e[2] as i8 as i32;
-        let d = (v + s) / stepi - base as i32;
-        let in_window = (v + s) % stepi == 0 && (0..ESCAPE as i32).contains(&d);
-        if pos != k || e[3] != 0 || !(-s..=s).contains(&v) || (v + s) % stepi != 0 || in_window {
-            return Err(corrupt(format!(
-                "bad exception at position {k} (entry for {pos}, value {v})"
-            )));
+            if nib != ESCAPE {
+                if base + nib as u32 > top {
+                    return Err(corrupt(format!("symbol {} above {top}", base + nib as u32)));
+                }
+                continue;
+            }
+            let Some(e) = next.next() else {
+                return Err(corrupt("more escapes than exceptions".into()));
+            };
+            let pos = u16::from_le_bytes([e[0], e[1]]) as usize;
+            let v = e[2] as i8 as i32;
+            let d = (v + s) / stepi - base as i32;
+            let in_window = (v + s) % stepi == 0 && (0..ESCAPE as i32).contains(&d);
+            if pos != k || !(-s..=s).contains(&v) || (v + s) % stepi != 0 || in_window {
+                return Err(corrupt(format!(
+                    "bad exception at position {k} (entry for {pos}, value {v})"
+                )));
+            }
         }
     }
     if next.next().is_some() {
@@ -215,33 +226,27 @@ pub(crate) fn check_block(
 #[inline]
 pub(crate) fn value(header: &Header, bytes: &[u8], index: u64) -> i8 {
     let block = index / BLOCK as u64;
-    let meta = table_entry(header, bytes, block).0;
-    let nib = (bytes[(header.data_offset + index / 2) as usize] >> (4 * (index % 2))) & 15;
+    let k = (index % BLOCK as u64) as usize;
+    let first = (header.data_offset + block * STRIDE as u64) as usize;
+    let base = bytes[first + k / SUB];
+    let nib = (bytes[first + SUBS + k / 2] >> (4 * (k % 2))) & 15;
     let s = header.level.min(127) as i32;
     if nib != ESCAPE {
-        let symbol = (meta & 0xff) as i32 + nib as i32;
+        let symbol = base as i32 + nib as i32;
         return (symbol * step(header) as i32 - s) as i8;
     }
-    exception(header, bytes, block, meta, (index % BLOCK as u64) as u16)
+    exception(header, bytes, block, k as u16)
 }
 
 /// The value of the escaped position `pos` of block `block` (checked), from the exception table.
 #[cold]
-fn exception(header: &Header, bytes: &[u8], block: u64, meta: u64, pos: u16) -> i8 {
-    let end = if block + 1 < header.block_count {
-        table_entry(header, bytes, block + 1).0 >> 8
-    } else {
-        exception_count(header)
-    };
+fn exception(header: &Header, bytes: &[u8], block: u64, pos: u16) -> i8 {
+    let (mut lo, mut hi) = exception_range(header, bytes, block);
     let base = exceptions_offset(header) as usize;
     let entry = |j: u64| {
         let at = base + j as usize * EXCEPTION_LEN;
-        (
-            u16::from_le_bytes([bytes[at], bytes[at + 1]]),
-            bytes[at + 2] as i8,
-        )
+        (u16::from_le_bytes([bytes[at], bytes[at + 1]]), bytes[at + 2] as i8)
     };
-    let (mut lo, mut hi) = (meta >> 8, end);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
         let (p, v) = entry(mid);
@@ -269,10 +274,9 @@ pub(crate) fn decode_block(
     Ok(())
 }
 
-/// Where the nibble of position `index` and its block's table entry lie, for prefetching.
+/// Where the nibble of position `index` and its sub-block's base lie, for prefetching.
 pub(crate) fn places(header: &Header, index: u64) -> (usize, usize) {
-    (
-        (header.data_offset + index / 2) as usize,
-        (header.table_offset + (index / BLOCK as u64) * 16) as usize,
-    )
+    let k = (index % BLOCK as u64) as usize;
+    let first = (header.data_offset + (index / BLOCK as u64) * STRIDE as u64) as usize;
+    (first + SUBS + k / 2, first + k / SUB)
 }
