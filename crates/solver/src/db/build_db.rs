@@ -1,6 +1,7 @@
 //! Building a database: levels `0..=N` in order, each solved, coded and written under a
 //! temporary name while the next is solved; resumable.
 
+use super::lower::{Lower, Packed};
 use super::*;
 
 /// What [`build`] did.
@@ -85,8 +86,24 @@ pub fn build(
         }
     }
     let mut report = BuildReport::default();
-    // The lower levels, in the builder's order (see `sweep`).
-    let mut lower: Vec<Values> = Vec::new();
+    // The lower levels, in the builder's order (see `sweep`): one byte per position, or half a
+    // byte when the whole database would not fit in the memory budget at one byte each.
+    let mut lower: Vec<Lower> = Vec::new();
+    let pack = super::lower::should_pack(
+        (0..=upto).map(|l| ranker.level_size(l)),
+        super::lower::memory_budget(),
+    );
+    let keep = |values: Values, l: u32, path: &Path| -> Result<Lower, DbError> {
+        if !pack || values.is_empty() {
+            return Ok(Lower::Full(values));
+        }
+        Packed::new(&values, l)
+            .map(Lower::Packed)
+            .map_err(|source| DbError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+    };
     // (Made when first needed: a build that finds every level present needs none.)
     let orders = std::cell::OnceCell::new();
     let orders = || orders.get_or_init(|| sweep::Orders::new(&ranker, upto));
@@ -119,7 +136,7 @@ pub fn build(
                         if needed_later {
                             orders().put_in_builder_order(&ranker, l, &mut values);
                         }
-                        lower.push(values);
+                        lower.push(keep(values, l, &path)?);
                         continue;
                     }
                     Err(e) => {
@@ -139,8 +156,9 @@ pub fn build(
                         j as u32,
                         ranker.level_size(j as u32),
                     )?;
-                    *v = f.read_all()?;
-                    orders().put_in_builder_order(&ranker, j as u32, v);
+                    let mut values = f.read_all()?;
+                    orders().put_in_builder_order(&ranker, j as u32, &mut values);
+                    *v = keep(values, j as u32, f.path())?;
                 }
             }
             let solve = PhaseReport::start(progress, l, Phase::Solve, n);
@@ -167,15 +185,25 @@ pub fn build(
             let write = PhaseReport::start(progress, l, Phase::Write, n);
             // Files are in index order; the next levels read this one in the builder's order.
             orders().put_in_index_order(&ranker, l, &mut values);
-            let encoded = writer::encode_level(dir, &rules, l, &values, codec)?;
-            orders().put_in_builder_order(&ranker, l, &mut values);
             if let Some(previous) = writing.take() {
                 previous
                     .join()
                     .unwrap_or_else(|p| std::panic::resume_unwind(p))?;
             }
-            let bytes = encoded.len();
-            writing = Some(scope.spawn(move || writer::commit_level(dir, &encoded)));
+            let bytes = if codec == Codec::Search {
+                // Written as it is encoded: the whole file is never in memory beside the
+                // level and the lower levels.
+                writer::write_search_level(dir, &rules, l, &values)?
+            } else {
+                let encoded = writer::encode_level(dir, &rules, l, &values, codec)?;
+                let bytes = encoded.len();
+                writing = Some(scope.spawn(move || writer::commit_level(dir, &encoded)));
+                bytes
+            };
+            let needed_later = l < upto;
+            if needed_later {
+                orders().put_in_builder_order(&ranker, l, &mut values);
+            }
             write.finish();
             progress(&Progress::Written {
                 level: l,
@@ -186,7 +214,11 @@ pub fn build(
             report.built.push(l);
             report.positions_built += n;
             report.solve_seconds += seconds;
-            lower.push(values);
+            lower.push(if needed_later {
+                keep(values, l, &path)?
+            } else {
+                Lower::empty()
+            });
         }
         if let Some(last) = writing.take() {
             last.join()

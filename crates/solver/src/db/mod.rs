@@ -36,7 +36,8 @@
 //! - `rank`: the dense numbering of the boards of a level; `sow`: moves on packed boards;
 //! - `sweep`: the retrograde computation of a level, in phases of equal potential;
 //!   `recheck`: the recomputation of a level from its children (`verify --full`);
-//! - `values`: a level's values in memory (huge pages);
+//! - `values`: a level's values in memory (huge pages); `lower`: the lower levels a level is
+//!   computed from, one byte or half a byte per position;
 //! - `codecs/`: `grid`, `rans`, `zstd` and `stored`, how a block of values is coded;
 //!   `codec`: their names;
 //! - `format`: the on-disk layout of a level file (private); `writer`: writing a level file;
@@ -52,6 +53,7 @@ mod convert;
 mod database;
 mod error;
 mod format;
+mod lower;
 mod progress;
 mod rank;
 mod reader;

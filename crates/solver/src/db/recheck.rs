@@ -13,6 +13,7 @@
 
 use super::rank::{Ranker, Walker};
 use super::sow::{self, Sower};
+use super::lower::Lower;
 use super::values::Values;
 use crate::board::Board;
 use crate::rules::{Rules, MAX_HOUSES};
@@ -51,7 +52,7 @@ pub(crate) struct LevelSolver<'a> {
     pub sower: Sower,
     pub s: u32,
     /// `lower[l]`: every value of level `l`, for `l < s`.
-    pub lower: &'a [Values],
+    pub lower: &'a [Lower],
     /// The values of level `s` known so far ([`UNKNOWN`] elsewhere).
     pub cur: &'a [AtomicI8],
 }
@@ -88,7 +89,7 @@ impl LevelSolver<'_> {
         if mv.level == self.s {
             self.cur[mv.index].load(Relaxed)
         } else {
-            self.lower[mv.level as usize][mv.index]
+            self.lower[mv.level as usize].get(mv.index)
         }
     }
 
@@ -240,7 +241,7 @@ pub(crate) fn solve_level(
     rules: &Rules,
     ranker: &Ranker,
     s: u32,
-    lower: &[Values],
+    lower: &[Lower],
     mut values: Values,
     advance: &(dyn Fn(u64) + Sync),
     cancel: &AtomicBool,
@@ -304,7 +305,7 @@ pub(crate) fn recheck_level(
     rules: &Rules,
     ranker: &Ranker,
     s: u32,
-    lower: &[Values],
+    lower: &[Lower],
     values: &mut Values,
     advance: &(dyn Fn(u64) + Sync),
     cancel: &AtomicBool,

@@ -49,6 +49,7 @@
 
 use super::rank::{next_composition, Ranker};
 use super::sow::{self, Sower};
+use super::lower::Lower;
 use super::values::Values;
 use crate::board::Board;
 use crate::rules::{Capture, EndRule, Rules, MAX_HOUSES};
@@ -306,7 +307,7 @@ struct Sweep<'a> {
     sower: Sower,
     m: usize,
     s: u32,
-    lower: &'a [Values],
+    lower: &'a [Lower],
     cur: &'a [AtomicI8],
     /// Per seed count `0..=s`.
     sides: &'a [Sides],
@@ -413,7 +414,7 @@ impl Sweep<'_> {
                 unknown(v);
                 v
             } else {
-                self.lower[l as usize][idx]
+                self.lower[l as usize].get(idx)
             }
         };
         let mut j0 = js.start;
@@ -436,17 +437,34 @@ impl Sweep<'_> {
                             *v = -(x as i32);
                         }
                     }
-                    Kind::Extra => {
-                        let below = &self.lower[s as usize - 1][konst + j0..konst + j1];
-                        for (v, &x) in vals[..n].iter_mut().zip(below) {
-                            *v = 1 + x as i32;
+                    Kind::Extra => match self.lower[s as usize - 1].full() {
+                        Some(all) => {
+                            let below = &all[konst + j0..konst + j1];
+                            for (v, &x) in vals[..n].iter_mut().zip(below) {
+                                *v = 1 + x as i32;
+                            }
                         }
-                    }
+                        None => {
+                            let below = &self.lower[s as usize - 1];
+                            for (i, v) in vals[..n].iter_mut().enumerate() {
+                                *v = 1 + below.get(konst + j0 + i) as i32;
+                            }
+                        }
+                    },
                     Kind::Past => {
-                        let below = &self.lower[s as usize - 1];
                         let k = 1 + mv.k as usize;
-                        for (i, v) in vals[..n].iter_mut().enumerate() {
-                            *v = 1 - below[col(i)[k] as usize + konst] as i32;
+                        match self.lower[s as usize - 1].full() {
+                            Some(below) => {
+                                for (i, v) in vals[..n].iter_mut().enumerate() {
+                                    *v = 1 - below[col(i)[k] as usize + konst] as i32;
+                                }
+                            }
+                            None => {
+                                let below = &self.lower[s as usize - 1];
+                                for (i, v) in vals[..n].iter_mut().enumerate() {
+                                    *v = 1 - below.get(col(i)[k] as usize + konst) as i32;
+                                }
+                            }
                         }
                     }
                     Kind::Capture => {
@@ -554,7 +572,7 @@ pub(crate) fn solve_level(
     ranker: &Ranker,
     orders: &Orders,
     s: u32,
-    lower: &[Values],
+    lower: &[Lower],
     mut values: Values,
     advance: &(dyn Fn(u64) + Sync),
     cancel: &AtomicBool,
@@ -606,8 +624,8 @@ mod tests {
                 let ranker = Ranker::new(m);
                 let orders = Orders::new(&ranker, top);
                 // The same levels in the builder's order and in index order.
-                let mut lower: Vec<Values> = Vec::new();
-                let mut lower_index: Vec<Values> = Vec::new();
+                let mut lower: Vec<Lower> = Vec::new();
+                let mut lower_index: Vec<Lower> = Vec::new();
                 for s in 0..=top {
                     let n = ranker.level_size(s) as usize;
                     let fresh = || Values::filled(n, UNKNOWN).unwrap();
@@ -638,8 +656,16 @@ mod tests {
                     assert_eq!(&a[..], &b[..], "{rules} level {s}");
                     orders.put_in_builder_order(&ranker, s, &mut a);
                     assert_eq!(&a[..], &builder[..], "{rules} level {s}: orders round trip");
-                    lower.push(a);
-                    lower_index.push(b);
+                    // Every other level packed: both forms give the same values.
+                    if s % 2 == 1 {
+                        lower.push(Lower::Packed(super::super::lower::Packed::new(&a, s).unwrap()));
+                        lower_index.push(Lower::Packed(
+                            super::super::lower::Packed::new(&b, s).unwrap(),
+                        ));
+                    } else {
+                        lower.push(Lower::Full(a));
+                        lower_index.push(Lower::Full(b));
+                    }
                 }
             }
         }
@@ -669,7 +695,7 @@ mod tests {
             )
             .unwrap();
             assert_eq!(counted.into_inner(), n as u64, "level {s}");
-            lower.push(v);
+            lower.push(Lower::Full(v));
         }
         let n = ranker.level_size(7) as usize;
         cancel.store(true, Relaxed);

@@ -1,5 +1,6 @@
 //! Checking a database: every checksum, and with `full` every value recomputed.
 
+use super::lower::{Lower, Packed};
 use super::*;
 
 /// The findings of [`verify`] for one level file.
@@ -96,8 +97,14 @@ pub fn verify(
         }
     }
     // Values of the contiguous valid levels below, for recomputation.
-    let mut lower: Vec<Values> = Vec::new();
+    let mut lower: Vec<Lower> = Vec::new();
     let mut contiguous = true;
+    // Lower levels are held packed (half a byte per position) when one byte each would not fit.
+    let pack = full
+        && super::lower::should_pack(
+            found.iter().map(|&l| ranker.level_size(l.min(MAX_DB_LEVEL))),
+            super::lower::memory_budget(),
+        );
     for &l in &found {
         let path = format::level_path(dir, l);
         if cancel.load(Relaxed) {
@@ -174,7 +181,14 @@ pub fn verify(
             }
         }
         if full && contiguous {
-            lower.push(values);
+            lower.push(if pack {
+                Lower::Packed(Packed::new(&values, l).map_err(|source| DbError::Io {
+                    path: path.clone(),
+                    source,
+                })?)
+            } else {
+                Lower::Full(values)
+            });
         }
         report.levels.push(check);
     }

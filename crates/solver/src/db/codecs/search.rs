@@ -28,7 +28,7 @@ pub(crate) const BLOCK: u32 = 1 << 12;
 /// Positions per sub-block (one base each).
 pub(crate) const SUB: usize = 256;
 /// Sub-blocks per block.
-const SUBS: usize = BLOCK as usize / SUB;
+pub(crate) const SUBS: usize = BLOCK as usize / SUB;
 /// Bytes of a block: its bases, then its nibbles.
 pub(crate) const STRIDE: usize = SUBS + BLOCK as usize / 2;
 /// The nibble of a position whose value is in the exception table.
@@ -51,7 +51,7 @@ pub(crate) fn step_for(values: &[i8], level: u32) -> u8 {
 }
 
 /// The largest symbol of level `s` with this step.
-fn max_symbol(level: u32, step: u8) -> u32 {
+pub(crate) fn max_symbol(level: u32, step: u8) -> u32 {
     2 * level.min(127) / step as u32
 }
 
@@ -64,12 +64,26 @@ pub(crate) struct EncodedBlock {
 
 /// Encodes one block of values of level `s` with `step`.
 pub(crate) fn encode_block(values: &[i8], level: u32, step: u8) -> EncodedBlock {
+    let mut bytes = vec![0u8; STRIDE];
+    let mut exceptions = Vec::new();
+    encode_block_into(values, level, step, &mut bytes, &mut exceptions);
+    EncodedBlock { bytes, exceptions }
+}
+
+/// Encodes one block of values (at most [`BLOCK`]) of level `s` with `step` into `bytes`
+/// ([`STRIDE`] zero bytes), appending its exceptions to `exceptions`.
+pub(crate) fn encode_block_into(
+    values: &[i8],
+    level: u32,
+    step: u8,
+    bytes: &mut [u8],
+    exceptions: &mut Vec<u8>,
+) {
+    debug_assert!(values.len() <= BLOCK as usize && bytes.len() == STRIDE);
     let s = level.min(127) as i32;
     let sym = |v: i8| ((v as i32 + s) / step as i32) as usize;
     let top = max_symbol(level, step) as usize;
     let window = ESCAPE as usize;
-    let mut bytes = vec![0u8; STRIDE];
-    let mut exceptions = Vec::new();
     for (j, part) in values.chunks(SUB).enumerate() {
         // The base: the window of 15 symbols that holds the most values (the lowest such).
         let mut count = [0u32; 256];
@@ -99,7 +113,6 @@ pub(crate) fn encode_block(values: &[i8], level: u32, step: u8) -> EncodedBlock 
             bytes[SUBS + k / 2] |= nib << (4 * (k % 2));
         }
     }
-    EncodedBlock { bytes, exceptions }
 }
 
 /// The checksum of a block (see the module's documentation).
