@@ -264,8 +264,43 @@ fn every_codec_builds_converts_and_answers_alike() {
         .concat(),
     ));
     assert_eq!(level_files(grid2.path()), level_files(grid.path()));
+    // The search form: built, and converted from stored and back, byte for byte.
+    let search = tempfile::tempdir().unwrap();
+    let search2 = tempfile::tempdir().unwrap();
+    let stored2 = tempfile::tempdir().unwrap();
+    let (f, f2, s2) = (
+        search.path().to_str().unwrap(),
+        search2.path().to_str().unwrap(),
+        stored2.path().to_str().unwrap(),
+    );
+    ok(kalah(
+        &[
+            &[
+                "db", "build", "--upto", "9", "--codec", "search", "--dir", f,
+            ][..],
+            &h,
+        ]
+        .concat(),
+    ));
+    ok(kalah(
+        &[
+            &["db", "convert", "--dir", s, "--to", f2, "--codec", "search"][..],
+            &h,
+        ]
+        .concat(),
+    ));
+    assert_eq!(level_files(search2.path()), level_files(search.path()));
+    ok(kalah(
+        &[
+            &["db", "convert", "--dir", f, "--to", s2, "--codec", "stored"][..],
+            &h,
+        ]
+        .concat(),
+    ));
+    assert_eq!(level_files(stored2.path()), level_files(stored.path()));
 
     for (dir, codec) in [
+        (f, "search"),
         (z, "zstd"),
         (s, "stored"),
         (b, "zstd"),
@@ -296,6 +331,7 @@ fn every_codec_builds_converts_and_answers_alike() {
             (v["value"].clone(), v["moves"].clone(), v["source"].clone())
         };
         let (zv, sv, rv, gv) = (answer(z), answer(s), answer(r), answer(g));
+        assert_eq!(zv, answer(f), "{position}");
         assert_eq!(zv, sv, "{position}");
         assert_eq!(zv, rv, "{position}");
         assert_eq!(zv, gv, "{position}");

@@ -993,11 +993,7 @@ fn search_files_find_every_damage() {
             let at = f.table + 16 * k + b;
             let mut bytes = f.bytes.clone();
             bytes[at] ^= if b == 7 { 0x80 } else { 0x01 };
-            let bad: &[usize] = if b < 8 && k > 0 {
-                &[k - 1, k]
-            } else {
-                &[k]
-            };
+            let bad: &[usize] = if b < 8 && k > 0 { &[k - 1, k] } else { &[k] };
             check(&bytes, Some(bad), &format!("table byte {at} (block {k})"));
         }
     }

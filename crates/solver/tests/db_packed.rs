@@ -11,10 +11,13 @@ use std::sync::atomic::AtomicBool;
 #[test]
 fn packed_lower_levels_build_the_same_files() {
     let no = AtomicBool::new(false);
-    for rules in [Rules::standard(4, 0), Rules {
-        capture: Capture::Empty,
-        ..Rules::standard(6, 0)
-    }] {
+    for rules in [
+        Rules::standard(4, 0),
+        Rules {
+            capture: Capture::Empty,
+            ..Rules::standard(6, 0)
+        },
+    ] {
         let top = if rules.houses == 4 { 14 } else { 9 };
         let full = tempfile::tempdir().unwrap();
         db::build(full.path(), &rules, top, Codec::Search, &|_| {}, &no).unwrap();

@@ -173,7 +173,8 @@ mod tests {
                     x ^= x >> 7;
                     x ^= x << 17;
                     let spread = if x % 9 == 0 { 2 * l + 1 } else { 1 + l / 2 };
-                    let mut v = ((i as i64 / 300) % (l + 1)) - l / 2 + (x >> 8) as i64 % spread.max(1);
+                    let mut v =
+                        ((i as i64 / 300) % (l + 1)) - l / 2 + (x >> 8) as i64 % spread.max(1);
                     v = v.clamp(-l, l);
                     if parity && (v - l) % 2 != 0 {
                         v += if v < l { 1 } else { -1 };

@@ -11,9 +11,9 @@
 //! the same value, so the race is benign. When every value is known (a recheck), nothing is
 //! recomputed by recursion.
 
+use super::lower::Lower;
 use super::rank::{Ranker, Walker};
 use super::sow::{self, Sower};
-use super::lower::Lower;
 use super::values::Values;
 use crate::board::Board;
 use crate::rules::{Rules, MAX_HOUSES};

@@ -47,9 +47,9 @@
 //! by recursion (`recheck::solve_level`, kept as a check in the tests), this numbers most
 //! children with one addition, never sows a board twice, and reads and writes in runs.
 
+use super::lower::Lower;
 use super::rank::{next_composition, Ranker};
 use super::sow::{self, Sower};
-use super::lower::Lower;
 use super::values::Values;
 use crate::board::Board;
 use crate::rules::{Capture, EndRule, Rules, MAX_HOUSES};
@@ -658,7 +658,9 @@ mod tests {
                     assert_eq!(&a[..], &builder[..], "{rules} level {s}: orders round trip");
                     // Every other level packed: both forms give the same values.
                     if s % 2 == 1 {
-                        lower.push(Lower::Packed(super::super::lower::Packed::new(&a, s).unwrap()));
+                        lower.push(Lower::Packed(
+                            super::super::lower::Packed::new(&a, s).unwrap(),
+                        ));
                         lower_index.push(Lower::Packed(
                             super::super::lower::Packed::new(&b, s).unwrap(),
                         ));

@@ -102,7 +102,9 @@ pub fn verify(
     // Lower levels are held packed (half a byte per position) when one byte each would not fit.
     let pack = full
         && super::lower::should_pack(
-            found.iter().map(|&l| ranker.level_size(l.min(MAX_DB_LEVEL))),
+            found
+                .iter()
+                .map(|&l| ranker.level_size(l.min(MAX_DB_LEVEL))),
             super::lower::memory_budget(),
         );
     for &l in &found {

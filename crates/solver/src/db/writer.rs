@@ -195,7 +195,10 @@ pub(crate) fn write_search_level(
             let ranges: Vec<(u64, u64)> = encoded
                 .iter()
                 .map(|b| {
-                    let r = (first, first + (b.exceptions.len() / search::EXCEPTION_LEN) as u64);
+                    let r = (
+                        first,
+                        first + (b.exceptions.len() / search::EXCEPTION_LEN) as u64,
+                    );
                     first = r.1;
                     r
                 })

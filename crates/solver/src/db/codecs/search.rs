@@ -258,7 +258,10 @@ fn exception(header: &Header, bytes: &[u8], block: u64, pos: u16) -> i8 {
     let base = exceptions_offset(header) as usize;
     let entry = |j: u64| {
         let at = base + j as usize * EXCEPTION_LEN;
-        (u16::from_le_bytes([bytes[at], bytes[at + 1]]), bytes[at + 2] as i8)
+        (
+            u16::from_le_bytes([bytes[at], bytes[at + 1]]),
+            bytes[at + 2] as i8,
+        )
     };
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
