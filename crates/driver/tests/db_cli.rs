@@ -349,3 +349,46 @@ fn every_codec_builds_converts_and_answers_alike() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("codec"));
 }
+
+#[test]
+fn a_level_built_in_slices_and_joined_is_the_whole_level() {
+    let whole = tempfile::tempdir().unwrap();
+    let parts = tempfile::tempdir().unwrap();
+    let (w, p) = (
+        whole.path().to_str().unwrap(),
+        parts.path().to_str().unwrap(),
+    );
+    let h = ["--houses", "3", "--codec", "search"];
+    let run = |args: &[&str]| {
+        let out = kalah(&[args, &h].concat());
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    };
+    run(&["db", "build", "--upto", "9", "--dir", w]);
+    for slice in ["1/3", "2/3", "3/3"] {
+        let out = run(&[
+            "db", "build", "--upto", "9", "--slice", slice, "--json", "--dir", p,
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v["file"].as_str().unwrap().ends_with(".kslc"), "{v}");
+    }
+    let out = run(&[
+        "db", "join", "--level", "9", "--slices", "3", "--json", "--dir", p,
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["slices"].as_array().unwrap().len(), 3);
+    assert_eq!(level_files(parts.path()), level_files(whole.path()));
+    // A bad slice is a usage error.
+    let out = kalah(
+        &[
+            &["db", "build", "--upto", "9", "--slice", "4/3", "--dir", p][..],
+            &h,
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+}

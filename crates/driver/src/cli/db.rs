@@ -32,6 +32,8 @@ pub enum DbCommand {
     Info(InfoArgs),
     /// Check every checksum; with --full, recompute every value from its children.
     Verify(VerifyArgs),
+    /// Join the slices of a level built apart (`db build --slice I/K`) into its file.
+    Join(JoinArgs),
     /// Time random probes (for scripts/bench-db.sh).
     #[command(hide = true)]
     BenchProbe(BenchProbeArgs),
@@ -54,7 +56,35 @@ pub struct BuildArgs {
     /// straight from the file). Levels already present are kept whatever their codec.
     #[arg(long, default_value = "grid")]
     pub codec: String,
+    /// Compute only slice I of K of the top level (I from 1): its boards are written to
+    /// level-NNN.slice-I-of-K.kslc, for `kalah db join` once all K slices are there. The
+    /// lower levels are built first where missing.
+    #[arg(long, value_name = "I/K")]
+    pub slice: Option<String>,
     /// Print a JSON summary instead of text (and no progress bars).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `kalah db join`.
+#[derive(Args, Debug)]
+pub struct JoinArgs {
+    /// The level whose slices are joined.
+    #[arg(long)]
+    pub level: u32,
+    /// How many slices it was cut into.
+    #[arg(long)]
+    pub slices: u32,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Database directory holding the slice files (default data/db/<rules>); the level file
+    /// is written there.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Codec of the level file: grid, rans, zstd, stored or search.
+    #[arg(long, default_value = "grid")]
+    pub codec: String,
+    /// Print a JSON summary instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -135,6 +165,7 @@ pub fn run(args: &DbArgs) -> CliResult {
     match &args.command {
         DbCommand::Build(a) => build(a),
         DbCommand::Convert(a) => convert(a),
+        DbCommand::Join(a) => join(a),
         DbCommand::Info(a) => info(a),
         DbCommand::Verify(a) => verify(a),
         DbCommand::BenchProbe(a) => bench_probe(a),
@@ -247,6 +278,55 @@ impl Bars {
     }
 }
 
+/// `I/K` (1 <= I <= K) as (I - 1, K).
+fn parse_slice(s: &str) -> CliResult<(u32, u32)> {
+    let bad = || {
+        CliError::usage(format!(
+            "--slice {s:?}: expected I/K, slice I (from 1) of K, e.g. 2/4"
+        ))
+    };
+    let (i, k) = s.split_once('/').ok_or_else(bad)?;
+    let (i, k): (u32, u32) = (
+        i.trim().parse().map_err(|_| bad())?,
+        k.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || i > k {
+        return Err(bad());
+    }
+    Ok((i - 1, k))
+}
+
+fn join(a: &JoinArgs) -> CliResult {
+    let rules = a.rules.rules()?.play_rules();
+    let codec = parse_codec(&a.codec)?;
+    let dir = dir_for(&a.dir, &rules);
+    let t = Instant::now();
+    let r = db::join_slices(&dir, &rules, a.level, a.slices, codec).map_err(db_error)?;
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "level": a.level,
+                "slices": r.slices.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                "file": r.path.display().to_string(),
+                "codec": codec.name(),
+                "bytes": r.bytes,
+                "seconds": t.elapsed().as_secs_f64(),
+            })
+        );
+    } else {
+        println!(
+            "{}: level {} joined from {} slices, {} bytes ({codec}), {:.2} s",
+            r.path.display(),
+            a.level,
+            r.slices.len(),
+            r.bytes,
+            t.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
 fn build(a: &BuildArgs) -> CliResult {
     let rules = a.rules.rules()?.play_rules();
     let codec = parse_codec(&a.codec)?;
@@ -254,6 +334,51 @@ fn build(a: &BuildArgs) -> CliResult {
     let cancel = cancel_flag();
     let bars = Bars::new(show_progress(a.json), !a.json);
     let t = Instant::now();
+    if let Some(slice) = &a.slice {
+        let (i, k) = parse_slice(slice)?;
+        let report = db::build_slice(
+            &dir,
+            &rules,
+            a.upto,
+            i,
+            k,
+            codec,
+            &|p| bars.report(p),
+            cancel,
+        )
+        .map_err(db_error)?;
+        let path = db::slice_path(&dir, a.upto, i, k);
+        if a.json {
+            println!(
+                "{}",
+                json!({
+                    "dir": dir.display().to_string(),
+                    "rules": rules.slug(),
+                    "level": a.upto,
+                    "slice": i + 1,
+                    "slices": k,
+                    "file": path.display().to_string(),
+                    "built": report.built,
+                    "skipped": report.skipped,
+                    "positions_built": report.positions_built,
+                    "solve_seconds": report.solve_seconds,
+                    "wall_seconds": t.elapsed().as_secs_f64(),
+                })
+            );
+        } else {
+            println!(
+                "{}: slice {} of {k} of level {} ({} positions solved in {:.2} s); \
+                 `kalah db join --level {} --slices {k}` once all {k} are in one directory",
+                path.display(),
+                i + 1,
+                a.upto,
+                report.positions_built,
+                report.solve_seconds,
+                a.upto
+            );
+        }
+        return Ok(());
+    }
     let report =
         db::build(&dir, &rules, a.upto, codec, &|p| bars.report(p), cancel).map_err(db_error)?;
     let wall = t.elapsed().as_secs_f64();

@@ -57,6 +57,21 @@ pub fn build(
     progress: &(dyn Fn(&Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<BuildReport, DbError> {
+    build_levels(dir, rules, upto, codec, None, progress, cancel)
+}
+
+/// [`build`], with level `upto` computed only for the slice `(i, k)` if given (slice `i` of
+/// `k`, see `slice.rs`) and written as that slice's file instead of the level's.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build_levels(
+    dir: &Path,
+    rules: &Rules,
+    upto: u32,
+    codec: Codec,
+    slice: Option<(u32, u32)>,
+    progress: &(dyn Fn(&Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<BuildReport, DbError> {
     let rules = rules.play_rules();
     check_request(dir, &rules, upto)?;
     std::fs::create_dir_all(dir).map_err(|source| DbError::Io {
@@ -169,6 +184,12 @@ pub fn build(
                 path: path.clone(),
                 source,
             })?;
+            let only = match slice {
+                Some((i, k)) if l == upto => {
+                    Some(super::slice::slice_pairs(&ranker, l, k)[i as usize].clone())
+                }
+                _ => None,
+            };
             let mut values = sweep::solve_level(
                 &rules,
                 &ranker,
@@ -176,12 +197,30 @@ pub fn build(
                 l,
                 &lower,
                 fresh,
+                only.as_deref(),
                 &|k| solve.advance(k),
                 cancel,
             )
             .ok_or_else(|| DbError::Interrupted { path: path.clone() })?;
             let seconds = t.elapsed().as_secs_f64();
             solve.finish();
+            if let (Some((i, k)), Some(only)) = (slice, &only) {
+                let write = PhaseReport::start(progress, l, Phase::Write, n);
+                orders().put_in_index_order(&ranker, l, &mut values);
+                let (positions, bytes) =
+                    super::slice::write_slice(dir, &rules, &ranker, l, i, k, only, &values)?;
+                write.finish();
+                progress(&Progress::Written {
+                    level: l,
+                    positions,
+                    bytes,
+                    seconds,
+                });
+                report.built.push(l);
+                report.positions_built += positions;
+                report.solve_seconds += seconds;
+                break;
+            }
             let write = PhaseReport::start(progress, l, Phase::Write, n);
             // Files are in index order; the next levels read this one in the builder's order.
             orders().put_in_index_order(&ranker, l, &mut values);

@@ -42,7 +42,8 @@
 //!   `codec`: their names;
 //! - `format`: the on-disk layout of a level file (private); `writer`: writing a level file;
 //!   `reader`: the memory-mapped, checked reader;
-//! - `build_db`: [`build`]; `convert`: [`convert`]; `verify`: [`verify`]; `database`:
+//! - `build_db`: [`build`]; `slice`: a level built in slices apart and joined
+//!   ([`build_slice`], [`join_slices`]); `convert`: [`convert`]; `verify`: [`verify`]; `database`:
 //!   [`Database`], the open database and its probes;
 //! - `progress`: the progress reports of the long operations; `error`: [`DbError`].
 
@@ -58,6 +59,7 @@ mod progress;
 mod rank;
 mod reader;
 mod recheck;
+mod slice;
 mod sow;
 mod sweep;
 mod values;
@@ -72,6 +74,7 @@ pub use database::{Database, LevelInfo};
 pub use error::DbError;
 pub(crate) use progress::PhaseReport;
 pub use progress::{Phase, Progress};
+pub use slice::{build_slice, join_slices, slice_path, JoinReport};
 pub(crate) use verify::levels_in;
 pub use verify::{verify, LevelCheck, VerifyReport};
 

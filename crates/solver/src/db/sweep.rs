@@ -564,8 +564,10 @@ impl Sweep<'_> {
 }
 
 /// Computes every value of level `s` into `values` (which holds the level's size of anything),
-/// in the builder's order, from the lower levels in the builder's order. Calls `advance(n)` as
-/// batches of `n` positions finish. Returns `None` if `cancel` was raised.
+/// in the builder's order, from the lower levels in the builder's order; with `only`, just the
+/// boards whose mover's side holds `t` or `s - t` seeds for `t` in `only` (a slice: see
+/// `slice.rs`), the others left as they are. Calls `advance(n)` as batches of `n` positions
+/// finish. Returns `None` if `cancel` was raised.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_level(
     rules: &Rules,
@@ -574,6 +576,7 @@ pub(crate) fn solve_level(
     s: u32,
     lower: &[Lower],
     mut values: Values,
+    only: Option<&[u32]>,
     advance: &(dyn Fn(u64) + Sync),
     cancel: &AtomicBool,
 ) -> Option<Values> {
@@ -596,7 +599,9 @@ pub(crate) fn solve_level(
         columns: &columns,
     };
     // Largest pairs first, so that the small ones fill the gaps at the end.
-    let mut pairs: Vec<u32> = (0..=s / 2).collect();
+    let mut pairs: Vec<u32> = (0..=s / 2)
+        .filter(|t| only.is_none_or(|o| o.contains(t)))
+        .collect();
     pairs.sort_by_key(|&t| std::cmp::Reverse(ranker.count(m, t) * ranker.count(m, s - t)));
     let done = pairs
         .par_iter()
@@ -636,6 +641,7 @@ mod tests {
                         s,
                         &lower,
                         fresh(),
+                        None,
                         &|_| {},
                         &cancel,
                     )
@@ -690,6 +696,7 @@ mod tests {
                 s,
                 &lower,
                 Values::filled(n, UNKNOWN).unwrap(),
+                None,
                 &|k| {
                     counted.fetch_add(k, Relaxed);
                 },
@@ -702,6 +709,17 @@ mod tests {
         let n = ranker.level_size(7) as usize;
         cancel.store(true, Relaxed);
         let v = Values::filled(n, UNKNOWN).unwrap();
-        assert!(solve_level(&rules, &ranker, &orders, 7, &lower, v, &|_| {}, &cancel).is_none());
+        assert!(solve_level(
+            &rules,
+            &ranker,
+            &orders,
+            7,
+            &lower,
+            v,
+            None,
+            &|_| {},
+            &cancel
+        )
+        .is_none());
     }
 }
