@@ -38,7 +38,7 @@ fn slices_join_into_the_whole_level() {
         copy_levels(whole.path(), joined.path(), top);
         for (i, m) in machines.iter().enumerate() {
             copy_levels(whole.path(), m.path(), top);
-            db::build_slice(m.path(), &rules, top, i as u32, k, codec, &|_| {}, &no).unwrap();
+            db::build_slice(m.path(), &rules, top, (i as u32, k), codec, &|_| {}, &no).unwrap();
             let p = db::slice_path(m.path(), top, i as u32, k);
             std::fs::copy(&p, joined.path().join(p.file_name().unwrap())).unwrap();
             assert!(!db::level_path(m.path(), top).exists());
@@ -51,7 +51,8 @@ fn slices_join_into_the_whole_level() {
             "{rules}"
         );
         // A slice of a level already built is refused.
-        let e = db::build_slice(joined.path(), &rules, top, 0, k, codec, &|_| {}, &no).unwrap_err();
+        let e =
+            db::build_slice(joined.path(), &rules, top, (0, k), codec, &|_| {}, &no).unwrap_err();
         assert!(e.to_string().contains("already built"), "{e}");
 
         // Damage: a flipped value, a flipped header byte, a missing slice, a wrong split.
@@ -69,7 +70,7 @@ fn slices_join_into_the_whole_level() {
         assert!(e.to_string().contains(&*slice0.to_string_lossy()), "{e}");
         std::fs::write(&slice0, &good).unwrap();
         assert!(db::join_slices(joined.path(), &rules, top, k + 1, codec).is_err());
-        let e = db::build_slice(joined.path(), &rules, top + 1, k, k, codec, &|_| {}, &no);
+        let e = db::build_slice(joined.path(), &rules, top + 1, (k, k), codec, &|_| {}, &no);
         assert!(e.is_err());
     }
 }

@@ -172,7 +172,11 @@ mod tests {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    let spread = if x % 9 == 0 { 2 * l + 1 } else { 1 + l / 2 };
+                    let spread = if x.is_multiple_of(9) {
+                        2 * l + 1
+                    } else {
+                        1 + l / 2
+                    };
                     let mut v =
                         ((i as i64 / 300) % (l + 1)) - l / 2 + (x >> 8) as i64 % spread.max(1);
                     v = v.clamp(-l, l);

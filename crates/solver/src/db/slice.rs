@@ -185,19 +185,19 @@ pub struct JoinReport {
     pub bytes: u64,
 }
 
-/// Builds slice `i` (0-based) of `k` of level `level` in `dir`: the lower levels are built
+/// Builds slice `i` (0-based) of `k` of level `level` in `dir` (`slice = (i, k)`): the lower levels are built
 /// first where missing (as [`super::build`] does, new ones in `codec`), then the slice's boards
 /// are solved and written to [`slice_path`]. Level `level` itself must not be there yet.
 pub fn build_slice(
     dir: &Path,
     rules: &Rules,
     level: u32,
-    i: u32,
-    k: u32,
+    slice: (u32, u32),
     codec: Codec,
     progress: &(dyn Fn(&Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<super::BuildReport, DbError> {
+    let (i, k) = slice;
     let path = format::level_path(dir, level);
     if k == 0 || i >= k || k > level / 2 + 1 {
         return Err(DbError::Unsupported {
