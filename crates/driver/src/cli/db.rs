@@ -34,6 +34,9 @@ pub enum DbCommand {
     Verify(VerifyArgs),
     /// Join the slices of a level built apart (`db build --slice I/K`) into its file.
     Join(JoinArgs),
+    /// Compare the values of every level two databases both hold (say a level's search form
+    /// against its grid or stored form); exit status 1 if any differ.
+    Compare(CompareArgs),
     /// Time random probes (for scripts/bench-db.sh).
     #[command(hide = true)]
     BenchProbe(BenchProbeArgs),
@@ -61,6 +64,22 @@ pub struct BuildArgs {
     /// lower levels are built first where missing.
     #[arg(long, value_name = "I/K")]
     pub slice: Option<String>,
+    /// Print a JSON summary instead of text (and no progress bars).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `kalah db compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// One database directory (default data/db/<rules>).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// The other database directory.
+    #[arg(long)]
+    pub other: PathBuf,
     /// Print a JSON summary instead of text (and no progress bars).
     #[arg(long)]
     pub json: bool,
@@ -166,6 +185,7 @@ pub fn run(args: &DbArgs) -> CliResult {
         DbCommand::Build(a) => build(a),
         DbCommand::Convert(a) => convert(a),
         DbCommand::Join(a) => join(a),
+        DbCommand::Compare(a) => compare(a),
         DbCommand::Info(a) => info(a),
         DbCommand::Verify(a) => verify(a),
         DbCommand::BenchProbe(a) => bench_probe(a),
@@ -294,6 +314,68 @@ fn parse_slice(s: &str) -> CliResult<(u32, u32)> {
         return Err(bad());
     }
     Ok((i - 1, k))
+}
+
+fn compare(a: &CompareArgs) -> CliResult {
+    let rules = a.rules.rules()?.play_rules();
+    let dir = dir_for(&a.dir, &rules);
+    let bars = Bars::new(show_progress(a.json), false);
+    let t = Instant::now();
+    let levels = db::compare(&dir, &a.other, &rules, &|p| bars.report(p), cancel_flag())
+        .map_err(db_error)?;
+    let differ: u64 = levels.iter().map(|l| l.differences).sum();
+    if a.json {
+        let rows: Vec<_> = levels
+            .iter()
+            .map(|l| {
+                json!({
+                    "level": l.level,
+                    "positions": l.positions,
+                    "differences": l.differences,
+                    "first": l.first,
+                    "codecs": [l.codecs.0.name(), l.codecs.1.name()],
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            json!({"levels": rows, "differences": differ, "seconds": t.elapsed().as_secs_f64()})
+        );
+    } else {
+        for l in &levels {
+            match l.first {
+                None => println!(
+                    "level {}: {} positions, the same values ({} and {})",
+                    l.level, l.positions, l.codecs.0, l.codecs.1
+                ),
+                Some(i) => println!(
+                    "level {}: {} of {} positions differ, the first at index {i}",
+                    l.level, l.differences, l.positions
+                ),
+            }
+        }
+        println!(
+            "{} levels compared in {:.1} s: {}",
+            levels.len(),
+            t.elapsed().as_secs_f64(),
+            if differ == 0 {
+                "all the same"
+            } else {
+                "VALUES DIFFER"
+            }
+        );
+    }
+    if levels.is_empty() {
+        return Err(CliError::usage(format!(
+            "{} and {} have no level in common",
+            dir.display(),
+            a.other.display()
+        )));
+    }
+    if differ > 0 {
+        return Err(CliError::failure(format!("{differ} values differ")));
+    }
+    Ok(())
 }
 
 fn join(a: &JoinArgs) -> CliResult {

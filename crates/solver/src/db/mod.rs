@@ -76,7 +76,7 @@ pub(crate) use progress::PhaseReport;
 pub use progress::{Phase, Progress};
 pub use slice::{build_slice, join_slices, slice_path, JoinReport};
 pub(crate) use verify::levels_in;
-pub use verify::{verify, LevelCheck, VerifyReport};
+pub use verify::{compare, verify, LevelCheck, LevelComparison, VerifyReport};
 
 use crate::board::Board;
 use crate::endgame::Endgame;

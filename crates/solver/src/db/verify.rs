@@ -196,3 +196,88 @@ pub fn verify(
     }
     Ok(report)
 }
+
+/// What [`compare`] found for one level present in both databases.
+#[derive(Clone, Debug)]
+pub struct LevelComparison {
+    /// The level.
+    pub level: u32,
+    /// Positions compared.
+    pub positions: u64,
+    /// Positions whose values differ.
+    pub differences: u64,
+    /// The first position (index) that differs, if any.
+    pub first: Option<u64>,
+    /// The codecs of the two files.
+    pub codecs: (Codec, Codec),
+}
+
+/// Compares the values of every level that two databases of the same rules both hold (say the
+/// search form of a level against its grid or stored form): each level of each is read whole
+/// (every block checked), one level at a time.
+pub fn compare(
+    a: &Path,
+    b: &Path,
+    rules: &Rules,
+    progress: &(dyn Fn(&Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<Vec<LevelComparison>, DbError> {
+    let rules = rules.play_rules();
+    let ranker = Ranker::new(rules.houses);
+    let in_b = levels_in(b)?;
+    let mut out = Vec::new();
+    for l in levels_in(a)? {
+        if !in_b.contains(&l) || l > MAX_DB_LEVEL {
+            continue;
+        }
+        if cancel.load(Relaxed) {
+            return Err(DbError::Interrupted {
+                path: format::level_path(a, l),
+            });
+        }
+        let n = ranker.level_size(l);
+        let fa = LevelFile::open(&format::level_path(a, l), &rules, l, n)?;
+        let fb = LevelFile::open(&format::level_path(b, l), &rules, l, n)?;
+        let load = PhaseReport::start(progress, l, Phase::Checksum, n);
+        let va = fa.read_all()?;
+        let vb = fb.read_all()?;
+        load.finish();
+        use rayon::prelude::*;
+        let chunk = 1 << 20;
+        let (differences, first) = va
+            .par_chunks(chunk)
+            .zip(vb.par_chunks(chunk))
+            .enumerate()
+            .map(|(c, (x, y))| {
+                let mut d = 0u64;
+                let mut first = None;
+                for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                    if p != q {
+                        d += 1;
+                        first.get_or_insert((c * chunk + i) as u64);
+                    }
+                }
+                (d, first)
+            })
+            .reduce(
+                || (0, None),
+                |(d1, f1), (d2, f2)| {
+                    (
+                        d1 + d2,
+                        match (f1, f2) {
+                            (Some(x), Some(y)) => Some(x.min(y)),
+                            (x, y) => x.or(y),
+                        },
+                    )
+                },
+            );
+        out.push(LevelComparison {
+            level: l,
+            positions: n,
+            differences,
+            first,
+            codecs: (fa.codec(), fb.codec()),
+        });
+    }
+    Ok(out)
+}
