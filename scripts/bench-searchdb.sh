@@ -12,7 +12,7 @@
 #   PROOFS="5"          seeds of the boards proved to the end (6 houses)
 #   UPTOS="30 33"       database sizes (levels 0..=N of SEARCH_DIR) of those proofs
 #   NODES=500000000     node budget of the 6x6 probe (`--goal sign --guess 2`), per size
-#   THREADS=2  TT_MB=4096
+#   THREADS=2  TT_MB=4096  WARM=1 (read a run's levels once before it)
 # Prints: per level from 25 the positions, bytes and bits per position, and the total; the
 # time to open the whole database; the median and mean of a warm random probe; then one line
 # per proof: database, seeds, value, nodes, seconds of search, nodes per second, wall seconds,
@@ -41,8 +41,13 @@ echo "== open and probe (top level, $((${PROBES:-1000000})) random boards, one u
   "open \(.open_ms * 1000 | round / 1000) ms; warm probe median \(.median_us * 1000 | round) ns (per-probe clock), mean \(.mean_ns | round) ns (pass timed whole), p99 \(.p99_us * 1000 | round) ns"'
 
 timing=$(mktemp); err=$(mktemp); trap 'rm -f "$timing" "$err"' EXIT
+warm() { # dir upto: the levels read once, so that a run starts with them in the page cache
+    local l
+    for ((l = 0; l <= $2; l++)); do cat "$(printf '%s/level-%03d.kdb' "$1" "$l")"; done >/dev/null
+}
 prove() { # label dir upto seeds extra...
     local label=$1 dir=$2 upto=$3 seeds=$4; shift 4
+    [[ "${WARM:-1}" == 1 ]] && warm "$dir" "$upto"
     set +e
     json=$(/usr/bin/time -o "$timing" -f '%e %M' "$kalah" solve "${rules[@]}" --seeds "$seeds" \
         --db "$dir" --db-upto "$upto" --threads "${THREADS:-2}" --tt-mb "${TT_MB:-4096}" --json "$@" 2>"$err")
@@ -58,14 +63,20 @@ prove() { # label dir upto seeds extra...
     fi
 }
 echo "== proofs"
+# (The search form's runs first, then the other database's: each run reads its levels once
+# before it starts, WARM=1, and two such databases may not fit in the page cache together.)
+budget=(--goal sign --guess 2 --node-limit "${NODES:-500000000}")
 for seeds in ${PROOFS:-5}; do
-    if [[ -n "$stored" ]]; then prove "6x$seeds stored 30" "$stored" 30 "$seeds"; fi
     for upto in ${UPTOS:-30 33}; do prove "6x$seeds search $upto" "$search" "$upto" "$seeds"; done
 done
 if [[ "${NODES:-500000000}" != 0 ]]; then
-    budget=(--goal sign --guess 2 --node-limit "${NODES:-500000000}")
-    if [[ -n "$stored" ]]; then prove "6x6 stored 30, ${NODES:-500000000} nodes" "$stored" 30 6 "${budget[@]}"; fi
     for upto in ${UPTOS:-30 33}; do
         prove "6x6 search $upto, ${NODES:-500000000} nodes" "$search" "$upto" 6 "${budget[@]}"
     done
+fi
+if [[ -n "$stored" ]]; then
+    for seeds in ${PROOFS:-5}; do prove "6x$seeds stored 30" "$stored" 30 "$seeds"; done
+    if [[ "${NODES:-500000000}" != 0 ]]; then
+        prove "6x6 stored 30, ${NODES:-500000000} nodes" "$stored" 30 6 "${budget[@]}"
+    fi
 fi

@@ -137,6 +137,11 @@ pub struct DbArgs {
     /// first (slower searches, less memory).
     #[arg(long)]
     pub db_lazy: bool,
+    /// Copy the levels that are probed in place (stored, search) into memory in huge pages
+    /// before searching: about a second per GB, then probes about 1.5 times faster on large
+    /// databases (fewer TLB misses); the memory of the whole database is needed.
+    #[arg(long)]
+    pub db_huge_pages: bool,
     /// Use only the levels 0..=N of the database (to compare database sizes).
     #[arg(long, value_name = "N")]
     pub db_upto: Option<u32>,

@@ -229,6 +229,7 @@ fn prove_search(
         args.database.db.as_deref(),
         rules,
         args.database.db_lazy,
+        args.database.db_huge_pages,
         args.database.db_upto,
     )?;
     let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
@@ -415,7 +416,7 @@ fn endgame_for(
     rules: &Rules,
     lazy: bool,
 ) -> CliResult<Option<Arc<dyn Endgame>>> {
-    open_endgame(db, rules, lazy, None)
+    open_endgame(db, rules, lazy, false, None)
 }
 
 fn status(args: &StatusArgs) -> CliResult {

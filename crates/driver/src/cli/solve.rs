@@ -93,6 +93,7 @@ pub fn open_endgame(
     dir: Option<&Path>,
     rules: &Rules,
     lazy: bool,
+    huge: bool,
     upto: Option<u32>,
 ) -> CliResult<Option<Arc<dyn Endgame>>> {
     let Some(dir) = db_dir(dir, rules) else {
@@ -111,6 +112,9 @@ pub fn open_endgame(
     }
     if !lazy {
         db.load_into_memory()?;
+    }
+    if huge {
+        db.copy_in_place_levels()?;
     }
     Ok(Some(Arc::new(db)))
 }
@@ -326,6 +330,7 @@ pub fn run(args: &SolveArgs) -> CliResult {
         args.database.db.as_deref(),
         &rules,
         args.database.db_lazy,
+        args.database.db_huge_pages,
         args.database.db_upto,
     )?;
     let db = DbFacts {

@@ -207,6 +207,22 @@ impl Database {
         Ok(())
     }
 
+    /// Copies the levels that probes read in place (stored and search) from their memory maps
+    /// into memory with huge pages asked for, every core copying (a second or so per GB from
+    /// the page cache). On the 33-seed search form of 6 houses (15.5 GB) probes got about 1.5
+    /// times faster: random probes over 4 KiB pages of the page cache mostly miss the TLB.
+    /// Returns the bytes copied.
+    pub fn copy_in_place_levels(&mut self) -> Result<u64, DbError> {
+        let mut bytes = 0;
+        for f in &mut self.levels {
+            if f.probed_in_place() {
+                f.copy_into_memory()?;
+                bytes += f.file_len();
+            }
+        }
+        Ok(bytes)
+    }
+
     /// Bytes of memory held by [`Database::load_into_memory`] (0 before; stored levels, left
     /// mapped, count nothing).
     pub fn memory_bytes(&self) -> usize {

@@ -191,46 +191,77 @@ pub(crate) fn check_block(
     }
     // The contents, as a writer makes them: symbols in range, zero past the level's end, one
     // exception per escape, in order, each a value of the level that the nibble could not hold.
+    // Whole sub-blocks are checked a byte at a time with no branch (this runs on every block's
+    // first probe); the exceptions then one by one.
     let len = header.block_len(i);
     let top = max_symbol(header.level, step(header));
-    let s = header.level.min(127) as i32;
-    let stepi = step(header) as i32;
-    let mut next = exceptions.chunks_exact(EXCEPTION_LEN);
-    for (j, &base) in block[..SUBS].iter().enumerate() {
-        let base = base as u32;
-        if base > top || (j * SUB >= len && base != 0) {
+    let mut escapes = 0usize;
+    for j in 0..SUBS {
+        let base = block[j] as u32;
+        let nibbles = &block[SUBS + j * SUB / 2..SUBS + (j + 1) * SUB / 2];
+        let (from, to) = (j * SUB, ((j + 1) * SUB).min(len.max(j * SUB)));
+        let bad_base = base > top || (from >= len && base != 0);
+        if bad_base {
             return Err(corrupt(format!("sub-block {j} has base {base}")));
         }
-        for k in j * SUB..(j + 1) * SUB {
+        if to - from == SUB {
+            let (mut most, mut esc) = (0u8, 0u32);
+            for &b in nibbles {
+                let (lo, hi) = (b & 15, b >> 4);
+                esc += (lo == ESCAPE) as u32 + (hi == ESCAPE) as u32;
+                most = most
+                    .max(if lo == ESCAPE { 0 } else { lo })
+                    .max(if hi == ESCAPE { 0 } else { hi });
+            }
+            if base + most as u32 > top {
+                return Err(corrupt(format!("symbol {} above {top}", base + most as u32)));
+            }
+            escapes += esc as usize;
+            continue;
+        }
+        // The last sub-block with boards, or one past the level's end.
+        for k in from..from + SUB {
             let nib = (block[SUBS + k / 2] >> (4 * (k % 2))) & 15;
             if k >= len {
                 if nib != 0 {
                     return Err(corrupt("padding nibble is not zero".into()));
                 }
-                continue;
-            }
-            if nib != ESCAPE {
-                if base + nib as u32 > top {
-                    return Err(corrupt(format!("symbol {} above {top}", base + nib as u32)));
-                }
-                continue;
-            }
-            let Some(e) = next.next() else {
-                return Err(corrupt("more escapes than exceptions".into()));
-            };
-            let pos = u16::from_le_bytes([e[0], e[1]]) as usize;
-            let v = e[2] as i8 as i32;
-            let d = (v + s) / stepi - base as i32;
-            let in_window = (v + s) % stepi == 0 && (0..ESCAPE as i32).contains(&d);
-            if pos != k || !(-s..=s).contains(&v) || (v + s) % stepi != 0 || in_window {
-                return Err(corrupt(format!(
-                    "bad exception at position {k} (entry for {pos}, value {v})"
-                )));
+            } else if nib == ESCAPE {
+                escapes += 1;
+            } else if base + nib as u32 > top {
+                return Err(corrupt(format!("symbol {} above {top}", base + nib as u32)));
             }
         }
     }
-    if next.next().is_some() {
-        return Err(corrupt("more exceptions than escapes".into()));
+    if escapes != (end - start) as usize {
+        return Err(corrupt(format!(
+            "{escapes} escapes and {} exceptions",
+            end - start
+        )));
+    }
+    // As many exceptions as escapes, at increasing positions, each at an escape: one each.
+    let s = header.level.min(127) as i32;
+    let stepi = step(header) as i32;
+    let mut last = None;
+    for e in exceptions.chunks_exact(EXCEPTION_LEN) {
+        let pos = u16::from_le_bytes([e[0], e[1]]) as usize;
+        let v = e[2] as i8 as i32;
+        let ok_pos = pos < len && last.is_none_or(|l| pos > l);
+        let nib = if ok_pos {
+            (block[SUBS + pos / 2] >> (4 * (pos % 2))) & 15
+        } else {
+            0
+        };
+        let base = if ok_pos { block[pos / SUB] as i32 } else { 0 };
+        let d = (v + s) / stepi - base;
+        let in_window = (v + s) % stepi == 0 && (0..ESCAPE as i32).contains(&d);
+        if !ok_pos || nib != ESCAPE || !(-s..=s).contains(&v) || (v + s) % stepi != 0 || in_window
+        {
+            return Err(corrupt(format!(
+                "bad exception (position {pos}, value {v})"
+            )));
+        }
+        last = Some(pos);
     }
     Ok(())
 }
