@@ -164,13 +164,7 @@ pub(crate) fn write_slice(
     h[48..56].copy_from_slice(&hash.digest().to_le_bytes());
     let sum = xxh3_64(&h[..56]);
     h[56..64].copy_from_slice(&sum.to_le_bytes());
-    let mut f = w.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
-    use std::io::{Seek, SeekFrom};
-    f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
-    f.write_all(&h).map_err(io(&tmp))?;
-    f.sync_all().map_err(io(&tmp))?;
-    drop(f);
-    std::fs::rename(&tmp, &path).map_err(io(&path))?;
+    super::writer::finish_with_head(w, &h, &tmp, &path)?;
     Ok((n, HEADER as u64 + n))
 }
 

@@ -163,7 +163,6 @@ pub(crate) fn write_search_level(
     values: &[i8],
 ) -> Result<u64, DbError> {
     use super::codecs::search;
-    use std::io::{Seek, SeekFrom};
     let path = format::level_path(dir, level);
     let tmp = dir.join(format!("{}.tmp", format::level_file_name(level)));
     let io = |p: &Path| {
@@ -224,16 +223,35 @@ pub(crate) fn write_search_level(
     let data_len = search::block_bytes(values.len() as u64) + exceptions.len() as u64;
     let prefix = format::encode_prefix_with(header, &hist, &[], &entries, data_len, false);
     debug_assert_eq!(prefix.len(), prefix_len);
-    let mut f = w.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
-    f.seek(SeekFrom::Start(0)).map_err(io(&tmp))?;
-    f.write_all(&prefix).map_err(io(&tmp))?;
-    f.sync_all().map_err(io(&tmp))?;
+    finish_with_head(w, &prefix, &tmp, &path)?;
+    Ok(prefix_len as u64 + data_len)
+}
+
+/// Ends a file written to `tmp` after a placeholder of `head.len()` bytes: writes `head` at its
+/// start, syncs it and renames it to `path` (syncing the directory, where that works), so that
+/// `path` never names a partial file.
+pub(crate) fn finish_with_head(
+    w: BufWriter<File>,
+    head: &[u8],
+    tmp: &Path,
+    path: &Path,
+) -> Result<(), DbError> {
+    use std::io::{Seek, SeekFrom};
+    let io = |p: &Path| {
+        let p = p.to_path_buf();
+        move |source| DbError::Io { path: p, source }
+    };
+    let mut f = w.into_inner().map_err(|e| io(tmp)(e.into_error()))?;
+    f.seek(SeekFrom::Start(0)).map_err(io(tmp))?;
+    f.write_all(head).map_err(io(tmp))?;
+    f.sync_all().map_err(io(tmp))?;
     drop(f);
-    std::fs::rename(&tmp, &path).map_err(io(&path))?;
-    if let Ok(d) = File::open(dir) {
+    std::fs::rename(tmp, path).map_err(io(path))?;
+    if let Some(Ok(d)) = path.parent().map(File::open) {
+        // Best effort: makes the rename durable on file systems that need it.
         let _ = d.sync_all();
     }
-    Ok(prefix_len as u64 + data_len)
+    Ok(())
 }
 
 /// Writes an encoded level into `dir`: to `<name>.tmp`, synced, then renamed over the level's

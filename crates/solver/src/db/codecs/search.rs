@@ -214,7 +214,10 @@ pub(crate) fn check_block(
                     .max(if hi == ESCAPE { 0 } else { hi });
             }
             if base + most as u32 > top {
-                return Err(corrupt(format!("symbol {} above {top}", base + most as u32)));
+                return Err(corrupt(format!(
+                    "symbol {} above {top}",
+                    base + most as u32
+                )));
             }
             escapes += esc as usize;
             continue;
@@ -255,8 +258,7 @@ pub(crate) fn check_block(
         let base = if ok_pos { block[pos / SUB] as i32 } else { 0 };
         let d = (v + s) / stepi - base;
         let in_window = (v + s) % stepi == 0 && (0..ESCAPE as i32).contains(&d);
-        if !ok_pos || nib != ESCAPE || !(-s..=s).contains(&v) || (v + s) % stepi != 0 || in_window
-        {
+        if !ok_pos || nib != ESCAPE || !(-s..=s).contains(&v) || (v + s) % stepi != 0 || in_window {
             return Err(corrupt(format!(
                 "bad exception (position {pos}, value {v})"
             )));
