@@ -361,9 +361,9 @@ impl Endgame for Database {
         let byte = if file.codec() == Codec::Stored {
             file.stored_byte(idx)
         } else if file.codec() == Codec::Search {
-            let (nibble, entry) = file.search_bytes(idx);
-            if let Some(e) = entry {
-                prefetch_byte(e);
+            let (nibble, base) = file.search_bytes(idx);
+            if let Some(b) = base {
+                prefetch_byte(b);
             }
             nibble
         } else if let Some(memory) = &self.memory {

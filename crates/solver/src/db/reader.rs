@@ -308,11 +308,11 @@ impl LevelFile {
         Ok(search::value(&self.header, &self.map, index))
     }
 
-    /// The bytes a probe of position `index` of a search level reads first (its nibble and its
-    /// block's table entry), unchecked: for prefetching only.
+    /// The bytes a probe of position `index` of a search level reads (its nibble and its
+    /// sub-block's base), unchecked: for prefetching only.
     pub(crate) fn search_bytes(&self, index: u64) -> (Option<&u8>, Option<&u8>) {
-        let (nibble, entry) = super::codecs::search::places(&self.header, index);
-        (self.map.get(nibble), self.map.get(entry))
+        let (nibble, base) = super::codecs::search::places(&self.header, index);
+        (self.map.get(nibble), self.map.get(base))
     }
 
     /// Where the value of the board `cells` (mover's side first), index `index` in its level,
