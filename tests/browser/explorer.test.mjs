@@ -112,7 +112,11 @@ try {
   // A position typed in the notation, then a bad one: an error, the board kept.
   await page.fill("#notation", "S: 0 0 1 2 0 1 [20] / 1 0 0 2 0 1 [8]");
   await page.click("#load");
-  await page.waitForFunction(() => document.querySelector("#notation").value === "S: 0 0 1 2 0 1 [20] / 1 0 0 2 0 1 [8]");
+  // The box already holds the typed text: wait for the answer itself (the board was North's).
+  await page.waitForFunction(() => {
+    const s = document.querySelector("#summary");
+    return s !== null && s.textContent.startsWith("South to move");
+  });
   const typed = await api({ houses: 6, seeds: 3, position: "S: 0 0 1 2 0 1 [20] / 1 0 0 2 0 1 [8]" });
   check(typed.source === "database", "the typed position comes from the database");
   const typedSummary = await page.textContent("#summary");
@@ -128,8 +132,16 @@ try {
   await page.check("#opponent");
   const second = start.moves.find((m) => !m.extra_turn && m.house !== 1) || move;
   await page.click(`.house.playable[data-side="S"][data-house="${second.house}"]`);
-  await page.waitForFunction(() => document.querySelector("#notation").value.startsWith("S:"), null, { timeout: 20000 });
-  check(true, "the perfect opponent answered");
+  // Until the page answers, the box still holds the start (South to move): wait for a new one.
+  await page.waitForFunction((p) => {
+    const v = document.querySelector("#notation").value;
+    return v.startsWith("S:") && v !== p;
+  }, start.position, { timeout: 20000 });
+  const answered = await page.inputValue("#notation");
+  const afterSouth = await api({ houses: 6, seeds: 3, position: second.next });
+  const reply = afterSouth.moves.find((m) => m.house === afterSouth.best[0]);
+  check(afterSouth.to_move === "north" && (reply.next === answered || reply.extra_turn),
+    `the perfect opponent answered with its best move (${afterSouth.best[0]}): ${answered}`);
 } finally {
   await browser.close();
   server.kill();
