@@ -103,26 +103,28 @@ pub(crate) fn encode_level(
     })
 }
 
-/// Encodes a level in the search codec (`codecs/search.rs`): the blocks' nibbles back to
-/// back, then the exception table as one last piece.
-fn encode_search(mut header: Header, level: u32, values: &[i8]) -> EncodedLevel {
+/// Encodes a run of whole blocks of a level in the search codec, in parallel: the blocks, and
+/// their table entries (first exception, checksum), the run's exceptions numbered from `first`.
+fn encode_search_run(
+    values: &[i8],
+    level: u32,
+    step: u8,
+    first: u64,
+) -> (Vec<super::codecs::search::EncodedBlock>, Vec<(u64, u64)>) {
     use super::codecs::search;
-    let step = search::step_for(values, level);
-    header.codec_level = step;
-    let bs = header.block_size as usize;
     let blocks: Vec<search::EncodedBlock> = values
-        .par_chunks(bs)
+        .par_chunks(search::BLOCK as usize)
         .map(|c| search::encode_block(c, level, step))
         .collect();
     // Each block's first exception, and the end of the last block's.
     let mut firsts = Vec::with_capacity(blocks.len() + 1);
-    let mut n = 0u64;
+    let mut n = first;
     for b in &blocks {
         firsts.push(n);
         n += (b.exceptions.len() / search::EXCEPTION_LEN) as u64;
     }
     firsts.push(n);
-    let entries: Vec<(u64, u64)> = blocks
+    let entries = blocks
         .par_iter()
         .enumerate()
         .map(|(i, b)| {
@@ -130,7 +132,18 @@ fn encode_search(mut header: Header, level: u32, values: &[i8]) -> EncodedLevel 
             (firsts[i], sum)
         })
         .collect();
-    let mut exceptions = Vec::with_capacity(n as usize * search::EXCEPTION_LEN);
+    (blocks, entries)
+}
+
+/// Encodes a level in the search codec (`codecs/search.rs`) in memory: the blocks' nibbles
+/// back to back, then the exception table as one last piece.
+fn encode_search(mut header: Header, level: u32, values: &[i8]) -> EncodedLevel {
+    use super::codecs::search;
+    let step = search::step_for(values, level);
+    header.codec_level = step;
+    debug_assert_eq!(header.block_size, search::BLOCK);
+    let (blocks, entries) = encode_search_run(values, level, step, 0);
+    let mut exceptions = Vec::new();
     let mut pieces = Vec::with_capacity(blocks.len() + 1);
     for b in blocks {
         exceptions.extend_from_slice(&b.exceptions);
@@ -185,35 +198,9 @@ pub(crate) fn write_search_level(
     let mut exceptions: Vec<u8> = Vec::new();
     // 4096 blocks (16 M positions, 8 MB written) at a time.
     for slice in values.chunks(bs << 12) {
-        let encoded: Vec<search::EncodedBlock> = slice
-            .par_chunks(bs)
-            .map(|c| search::encode_block(c, level, step))
-            .collect();
-        let sums: Vec<u64> = {
-            let mut first = (exceptions.len() / search::EXCEPTION_LEN) as u64;
-            let ranges: Vec<(u64, u64)> = encoded
-                .iter()
-                .map(|b| {
-                    let r = (
-                        first,
-                        first + (b.exceptions.len() / search::EXCEPTION_LEN) as u64,
-                    );
-                    first = r.1;
-                    r
-                })
-                .collect();
-            let sums = encoded
-                .par_iter()
-                .zip(&ranges)
-                .map(|(b, r)| search::block_sum(r.0, r.1, &b.bytes, &b.exceptions))
-                .collect();
-            entries.extend(ranges.iter().map(|r| (r.0, 0)));
-            sums
-        };
-        let start = entries.len() - encoded.len();
-        for (e, sum) in entries[start..].iter_mut().zip(sums) {
-            e.1 = sum;
-        }
+        let first = (exceptions.len() / search::EXCEPTION_LEN) as u64;
+        let (encoded, run) = encode_search_run(slice, level, step, first);
+        entries.extend(run);
         for b in &encoded {
             w.write_all(&b.bytes).map_err(io(&tmp))?;
             exceptions.extend_from_slice(&b.exceptions);
