@@ -10,12 +10,14 @@
 //!
 //! - byte 0: bits 0-1 the codec (stored, zstd, rans, grid); bits 2-3 the format version of the
 //!   valid file (3, 3, 2, 1); bit 4: recompute every checksum (histogram, model, block table,
-//!   blocks, header) so that the structural checks behind them are reached; bit 5: set the
+//!   blocks, header; a search level's block sums over their exceptions too) so that the
+//!   structural checks behind them are reached; bit 5: set the
 //!   header's file length to the real one; bit 6: the rest is the file itself (else a patch of
 //!   the valid file); bit 7: load the database into memory before probing (else after), then
 //!   verify the directory.
 //! - byte 1: bits 0-1 the level (8, 6, 1, 0); bit 2: the verification recomputes every
-//!   value from its children (`kalah db verify --full`).
+//!   value from its children (`kalah db verify --full`); bit 3: the search codec instead of
+//!   the one byte 0 picks (format version 3 only: it has no other).
 //! - patch: a `u16` length (0: keep the valid file's), then `(u16 offset, xor byte)` triples;
 //!   its last six bytes also pick boards to probe.
 #![no_main]
@@ -26,13 +28,25 @@ use libfuzzer_sys::fuzz_target;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::OnceLock;
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 const HOUSES: usize = 4;
 const TOP: u32 = 8;
 const LEVELS: [u32; 4] = [TOP, 6, 1, 0];
 /// `CODECS[0]` is stored, like every level of the directory tried.
-const CODECS: [Codec; 4] = [Codec::Stored, Codec::Zstd, Codec::Rans, Codec::Grid];
+const CODECS: [Codec; 5] = [
+    Codec::Stored,
+    Codec::Zstd,
+    Codec::Rans,
+    Codec::Grid,
+    Codec::Search,
+];
+/// The search codec's index in [`CODECS`], and its bytes in the header and of a block.
+const SEARCH: usize = 4;
+const CODEC_SEARCH: u8 = 4;
+const SEARCH_BLOCK: u64 = 4096;
+const SEARCH_STRIDE: u64 = 16 + SEARCH_BLOCK / 2;
+const EXCEPTION_LEN: u64 = 3;
 /// The format version of the valid file each value of bits 2-3 picks.
 const VERSIONS: [u32; 4] = [3, 3, 2, 1];
 /// The largest level file tried (the valid ones are a few KiB).
@@ -126,6 +140,9 @@ fn fixture() -> &'static Fixture {
                     (0..=TOP)
                         .map(|l| std::fs::read(db::level_path(&dir, l)).expect("golden file"))
                         .collect()
+                } else if codec == Codec::Search {
+                    // Written in version 3 only: the version bits pick it too.
+                    v3.clone()
                 } else if v == 1 {
                     v3.iter().map(|f| as_version_1(f)).collect()
                 } else {
@@ -175,6 +192,49 @@ fn range(b: &[u8], start: u64, end: u64) -> Option<std::ops::Range<usize>> {
     (start <= end && end <= b.len() as u64).then_some(start as usize..end as usize)
 }
 
+/// Recomputes the block sums of a search level (FORMAT.md: over the block's first exception,
+/// the next block's, its bytes and its exceptions) where the header's fields find them.
+fn reseal_search_blocks(b: &mut [u8], table: std::ops::Range<usize>, data_offset: u64) {
+    let (Some(positions), Some(file_len)) = (u64_at(b, 24), u64_at(b, 64)) else {
+        return;
+    };
+    let blocks = positions.div_ceil(SEARCH_BLOCK);
+    let Some(exc_offset) = blocks
+        .checked_mul(SEARCH_STRIDE)
+        .and_then(|x| x.checked_add(data_offset))
+    else {
+        return;
+    };
+    let count = file_len.saturating_sub(exc_offset) / EXCEPTION_LEN;
+    let entries = (table.end - table.start) / 16;
+    for i in 0..entries.min(blocks as usize) {
+        let at = table.start + 16 * i;
+        let first = u64_at(b, at).unwrap_or(0);
+        let end = if i + 1 < entries {
+            u64_at(b, at + 16).unwrap_or(0)
+        } else {
+            count
+        };
+        let start = data_offset + i as u64 * SEARCH_STRIDE;
+        let (Some(bytes), Some(exc)) = (
+            range(b, start, start + SEARCH_STRIDE),
+            first
+                .checked_mul(EXCEPTION_LEN)
+                .zip(end.checked_mul(EXCEPTION_LEN))
+                .and_then(|(f, e)| range(b, exc_offset.checked_add(f)?, exc_offset.checked_add(e)?)),
+        ) else {
+            continue;
+        };
+        let mut h = Xxh3::new();
+        h.update(&first.to_le_bytes());
+        h.update(&end.to_le_bytes());
+        h.update(&b[bytes]);
+        h.update(&b[exc]);
+        let sum = h.digest();
+        put_u64(b, at + 8, sum);
+    }
+}
+
 /// Recomputes every checksum the header's fields let us find, as a writer would.
 fn reseal(b: &mut [u8], fix_len: bool) {
     if b.len() < HEADER_LEN {
@@ -202,7 +262,13 @@ fn reseal(b: &mut [u8], fix_len: bool) {
             put_u64(b, 88, sum);
         }
     }
-    if let Some(t) = range(b, table_offset, data_offset) {
+    if b[36] == CODEC_SEARCH {
+        if let Some(t) = range(b, table_offset, data_offset) {
+            reseal_search_blocks(b, t.clone(), data_offset);
+            let sum = xxh3_64(&b[t]);
+            put_u64(b, 72, sum);
+        }
+    } else if let Some(t) = range(b, table_offset, data_offset) {
         let mut prev = data_offset;
         let mut at = t.start;
         while at + 16 <= t.end {
@@ -330,7 +396,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let f = fixture();
-    let c = (sel & 3) as usize;
+    let c = if lvl & 8 != 0 {
+        SEARCH
+    } else {
+        (sel & 3) as usize
+    };
     let version = VERSIONS[(sel >> 2 & 3) as usize];
     let resealed = sel & 0x10 != 0;
     let fix_len = sel & 0x20 != 0;
