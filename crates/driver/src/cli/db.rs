@@ -177,6 +177,10 @@ pub struct BenchProbeArgs {
     /// Probe every board once before timing (a warm process: pages mapped, blocks checked).
     #[arg(long)]
     pub warm: bool,
+    /// Copy the levels probed in place into memory with huge pages first (as `solve
+    /// --db-huge-pages` does).
+    #[arg(long)]
+    pub huge_pages: bool,
 }
 
 /// Runs `kalah db`.
@@ -792,8 +796,15 @@ fn bench_probe(a: &BenchProbeArgs) -> CliResult {
     let rules = a.rules.rules()?.play_rules();
     let dir = dir_for(&a.dir, &rules);
     let t0 = Instant::now();
-    let db = Database::open(&dir, &rules).map_err(db_error)?;
+    let mut db = Database::open(&dir, &rules).map_err(db_error)?;
     let open = t0.elapsed();
+    let copy = Instant::now();
+    let copied = if a.huge_pages {
+        db.copy_in_place_levels().map_err(db_error)?
+    } else {
+        0
+    };
+    let copy_s = copy.elapsed().as_secs_f64();
     let top = db.max_seeds();
     let mut rng = XorShift(a.seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let random_board = |rng: &mut XorShift| -> Board {
@@ -847,6 +858,9 @@ fn bench_probe(a: &BenchProbeArgs) -> CliResult {
             "p90_us": pct(0.9),
             "p99_us": pct(0.99),
             "warm": a.warm,
+            "huge_pages": a.huge_pages,
+            "copied_bytes": copied,
+            "copy_s": copy_s,
             "mean_ns": mean_ns,
             "checksum": sum,
             "pass_checksum": pass,
