@@ -362,3 +362,39 @@ fn solve_picks_and_names_its_database_when_none_is_given() {
     assert!(err.contains("every level up to 18 seeds"), "{err}");
     assert!(stdout(&out).contains("[database]"), "{}", stdout(&out));
 }
+
+#[test]
+fn solve_over_a_copy_in_huge_pages_says_so_and_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().to_str().unwrap();
+    for codec in ["stored", "search"] {
+        let out = kalah(&[
+            "db", "build", "--houses", "4", "--upto", "12", "--codec", codec, "--dir", db,
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let args = [
+            "solve", "--houses", "4", "--seeds", "3", "--db", db, "--json",
+        ];
+        let plain = json(&args);
+        let out = kalah(&[&args[..], &["--db-huge-pages"]].concat());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let copied: Value = serde_json::from_str(stdout(&out).trim()).expect("one JSON object");
+        assert_eq!(copied["value"], plain["value"], "{codec}");
+        assert_eq!(copied["moves"], plain["moves"], "{codec}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("copied") && err.contains("into memory"),
+            "{codec}: {err}"
+        );
+        std::fs::remove_dir_all(dir.path()).unwrap();
+        std::fs::create_dir(dir.path()).unwrap();
+    }
+}

@@ -799,12 +799,16 @@ fn bench_probe(a: &BenchProbeArgs) -> CliResult {
     let mut db = Database::open(&dir, &rules).map_err(db_error)?;
     let open = t0.elapsed();
     let copy = Instant::now();
+    let huge_before = super::solve::anon_huge_bytes();
     let copied = if a.huge_pages {
         db.copy_in_place_levels().map_err(db_error)?
     } else {
         0
     };
     let copy_s = copy.elapsed().as_secs_f64();
+    let huge_bytes = super::solve::anon_huge_bytes()
+        .zip(huge_before)
+        .map(|(b, a)| b.saturating_sub(a));
     let top = db.max_seeds();
     let mut rng = XorShift(a.seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let random_board = |rng: &mut XorShift| -> Board {
@@ -861,6 +865,7 @@ fn bench_probe(a: &BenchProbeArgs) -> CliResult {
             "huge_pages": a.huge_pages,
             "copied_bytes": copied,
             "copy_s": copy_s,
+            "huge_page_bytes": huge_bytes,
             "mean_ns": mean_ns,
             "checksum": sum,
             "pass_checksum": pass,
