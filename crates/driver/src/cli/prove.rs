@@ -548,7 +548,9 @@ fn status(args: &StatusArgs) -> CliResult {
         );
     }
     if let (Some(units_left), true) = (left_units, rate > 0.0 && lo < hi) {
-        if units_left < kalah_driver::prove::tree::INF {
+        if proven == 0 {
+            println!("rough estimate: none yet (no unit proven, every one so far split)");
+        } else if units_left < kalah_driver::prove::tree::INF {
             println!(
                 "rough estimate: at least {units_left} more units for this question, about {:.1} hours at {:.0} M nodes a unit (the numbers grow as units split)",
                 units_left as f64 * mean / rate / 3600.0,
