@@ -148,6 +148,39 @@ pub struct DbArgs {
 }
 
 /// Reads a position typed by the user, or a usage error quoting it.
+/// What copying a database's in-place levels into memory did: bytes copied, seconds, and bytes
+/// the kernel put in huge pages (`None` where the system does not say).
+pub struct HugeCopy {
+    pub bytes: u64,
+    pub seconds: f64,
+    pub huge_bytes: Option<u64>,
+}
+
+/// Copies the levels of `db` that are probed in place into memory, asking for huge pages, and
+/// measures how much of the copy the kernel put in them.
+pub fn copy_in_huge_pages(
+    db: &mut kalah_solver::Database,
+) -> Result<HugeCopy, kalah_solver::DbError> {
+    let (t, before) = (std::time::Instant::now(), anon_huge_bytes());
+    let bytes = db.copy_in_place_levels()?;
+    let huge_bytes = anon_huge_bytes()
+        .zip(before)
+        .map(|(b, a)| b.saturating_sub(a));
+    Ok(HugeCopy {
+        bytes,
+        seconds: t.elapsed().as_secs_f64(),
+        huge_bytes,
+    })
+}
+
+/// Bytes of this process's anonymous memory in huge pages (Linux; `None` elsewhere).
+fn anon_huge_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
+    let line = text.lines().find(|l| l.starts_with("AnonHugePages:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 pub fn read_position(text: &str, rules: &Rules) -> CliResult<Position> {
     parse_position(text, rules.houses)
         .map_err(|e| CliError::usage(format!("bad position {text:?}: {e}")))

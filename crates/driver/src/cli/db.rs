@@ -798,17 +798,14 @@ fn bench_probe(a: &BenchProbeArgs) -> CliResult {
     let t0 = Instant::now();
     let mut db = Database::open(&dir, &rules).map_err(db_error)?;
     let open = t0.elapsed();
-    let copy = Instant::now();
-    let huge_before = super::solve::anon_huge_bytes();
-    let copied = if a.huge_pages {
-        db.copy_in_place_levels().map_err(db_error)?
+    let copy = if a.huge_pages {
+        Some(super::common::copy_in_huge_pages(&mut db).map_err(db_error)?)
     } else {
-        0
+        None
     };
-    let copy_s = copy.elapsed().as_secs_f64();
-    let huge_bytes = super::solve::anon_huge_bytes()
-        .zip(huge_before)
-        .map(|(b, a)| b.saturating_sub(a));
+    let copied = copy.as_ref().map_or(0, |c| c.bytes);
+    let copy_s = copy.as_ref().map_or(0.0, |c| c.seconds);
+    let huge_bytes = copy.as_ref().and_then(|c| c.huge_bytes);
     let top = db.max_seeds();
     let mut rng = XorShift(a.seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let random_board = |rng: &mut XorShift| -> Board {

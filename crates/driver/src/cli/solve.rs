@@ -114,30 +114,18 @@ pub fn open_endgame(
         db.load_into_memory()?;
     }
     if huge {
-        let (t, before) = (std::time::Instant::now(), anon_huge_bytes());
-        let bytes = db.copy_in_place_levels()?;
-        let got = match (before, anon_huge_bytes()) {
-            (Some(a), Some(b)) => format!(
-                ", {:.2} GB of it in huge pages",
-                b.saturating_sub(a) as f64 / 1e9
-            ),
-            _ => String::new(),
-        };
+        let c = super::common::copy_in_huge_pages(&mut db)?;
+        let got = c
+            .huge_bytes
+            .map(|h| format!(", {:.2} GB of it in huge pages", h as f64 / 1e9))
+            .unwrap_or_default();
         eprintln!(
             "copied {:.2} GB of the database into memory in {:.1} s{got}",
-            bytes as f64 / 1e9,
-            t.elapsed().as_secs_f64()
+            c.bytes as f64 / 1e9,
+            c.seconds
         );
     }
     Ok(Some(Arc::new(db)))
-}
-
-/// Bytes of this process's anonymous memory in huge pages (Linux; `None` elsewhere).
-pub fn anon_huge_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
-    let line = text.lines().find(|l| l.starts_with("AnonHugePages:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 /// A progress line for a spinner.
