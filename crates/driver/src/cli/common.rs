@@ -173,6 +173,55 @@ pub fn copy_in_huge_pages(
     })
 }
 
+/// Starts reading the levels of `db` that probes read in place (stored and search) into the
+/// page cache, on a thread of its own, largest level first, when they fit in three quarters of
+/// the memory available: a search over a cold database otherwise waits on one random page
+/// fault after another (minutes for 15 GB, against seconds of reading in order). Says on
+/// stderr what it does. Advice only: the search starts at once and is right either way.
+pub fn read_ahead(db: &kalah_solver::Database) {
+    use kalah_solver::db::Codec;
+    let mut levels: Vec<_> = db
+        .levels()
+        .into_iter()
+        .filter(|l| matches!(l.codec, Codec::Stored | Codec::Search))
+        .collect();
+    let bytes: u64 = levels.iter().map(|l| l.bytes).sum();
+    if bytes < 1 << 28 {
+        return;
+    }
+    let available = mem_available().unwrap_or(0);
+    if bytes > available / 4 * 3 {
+        eprintln!(
+            "not reading the database ahead: {:.2} GB would not fit in the memory available ({:.2} GB)",
+            bytes as f64 / 1e9,
+            available as f64 / 1e9
+        );
+        return;
+    }
+    levels.sort_by_key(|l| std::cmp::Reverse(l.bytes));
+    eprintln!(
+        "reading {:.2} GB of the database into the page cache in the background",
+        bytes as f64 / 1e9
+    );
+    std::thread::spawn(move || {
+        use std::io::Read;
+        let mut buf = vec![0u8; 1 << 22];
+        for l in levels {
+            if let Ok(mut f) = std::fs::File::open(&l.path) {
+                while matches!(f.read(&mut buf), Ok(n) if n > 0) {}
+            }
+        }
+    });
+}
+
+/// Bytes of memory available (Linux; `None` elsewhere).
+fn mem_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// Bytes of this process's anonymous memory in huge pages (Linux; `None` elsewhere).
 fn anon_huge_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;

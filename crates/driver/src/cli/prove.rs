@@ -231,6 +231,7 @@ fn prove_search(
         args.database.db_lazy,
         args.database.db_huge_pages,
         args.database.db_upto,
+        true,
     )?;
     let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
     let search = search_for(rules, endgame, tt_mb.or(args.tt_mb), args.threads);
@@ -410,13 +411,14 @@ fn print_value(lo: i32, hi: i32) {
     }
 }
 
-/// Opens the ledger's database read-only for status and check.
+/// Opens the ledger's database read-only: lazily for status (a few probes), whole and read
+/// ahead for check (which searches).
 fn endgame_for(
     db: Option<&Path>,
     rules: &Rules,
     lazy: bool,
 ) -> CliResult<Option<Arc<dyn Endgame>>> {
-    open_endgame(db, rules, lazy, false, None)
+    open_endgame(db, rules, lazy, false, None, !lazy)
 }
 
 fn status(args: &StatusArgs) -> CliResult {

@@ -88,13 +88,15 @@ pub struct SolveArgs {
 /// Opens the endgame database in `dir` for `rules` (without `dir`, the default directory
 /// `data/db/<rules>` when it exists): the one place where the search gets its database. Unless
 /// `lazy`, every compressed level is decoded into memory first (a search probes at random);
-/// stored levels are probed from their memory maps as they are.
+/// stored levels are probed from their memory maps as they are, and, with `warm`, read into
+/// the page cache in the background ([`super::common::read_ahead`]).
 pub fn open_endgame(
     dir: Option<&Path>,
     rules: &Rules,
     lazy: bool,
     huge: bool,
     upto: Option<u32>,
+    warm: bool,
 ) -> CliResult<Option<Arc<dyn Endgame>>> {
     let Some(dir) = db_dir(dir, rules) else {
         return Ok(None);
@@ -124,6 +126,8 @@ pub fn open_endgame(
             c.bytes as f64 / 1e9,
             c.seconds
         );
+    } else if warm {
+        super::common::read_ahead(&db);
     }
     Ok(Some(Arc::new(db)))
 }
@@ -341,6 +345,7 @@ pub fn run(args: &SolveArgs) -> CliResult {
         args.database.db_lazy,
         args.database.db_huge_pages,
         args.database.db_upto,
+        true,
     )?;
     let db = DbFacts {
         seeds: endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0),
