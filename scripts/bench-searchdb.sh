@@ -40,7 +40,7 @@ echo "== open and probe (top level, $((${PROBES:-1000000})) random boards, one u
 "$kalah" db bench-probe "${rules[@]}" --dir "$search" --count "${PROBES:-1000000}" --warm | jq -r '
   "open \(.open_ms * 1000 | round / 1000) ms; warm probe median \(.median_us * 1000 | round) ns (per-probe clock), mean \(.mean_ns | round) ns (pass timed whole), p99 \(.p99_us * 1000 | round) ns"'
 "$kalah" db bench-probe "${rules[@]}" --dir "$search" --count "${PROBES:-1000000}" --warm --huge-pages | jq -r '
-  "copied in \(.copy_s * 10 | round / 10) s, \(.huge_page_bytes // 0) of \(.copied_bytes) bytes in huge pages: warm probe median \(.median_us * 1000 | round) ns, mean \(.mean_ns | round) ns, p99 \(.p99_us * 1000 | round) ns"'
+  "read again in \(.read_s * 10 | round / 10) s, \(.huge_page_bytes // 0) of \(.read_bytes) bytes mapped in huge pages: warm probe median \(.median_us * 1000 | round) ns, mean \(.mean_ns | round) ns, p99 \(.p99_us * 1000 | round) ns"'
 
 timing=$(mktemp); err=$(mktemp); trap 'rm -f "$timing" "$err"' EXIT
 warm() { # dir upto: the levels read once, so that a run starts with them in the page cache

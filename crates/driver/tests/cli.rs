@@ -364,7 +364,7 @@ fn solve_picks_and_names_its_database_when_none_is_given() {
 }
 
 #[test]
-fn solve_over_a_copy_in_huge_pages_says_so_and_agrees() {
+fn solve_with_db_huge_pages_reads_the_database_again_and_agrees() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().to_str().unwrap();
     for codec in ["stored", "search"] {
@@ -391,7 +391,7 @@ fn solve_over_a_copy_in_huge_pages_says_so_and_agrees() {
         assert_eq!(copied["moves"], plain["moves"], "{codec}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains("copied") && err.contains("into memory"),
+            err.contains("read") && err.contains("of the database into memory"),
             "{codec}: {err}"
         );
         std::fs::remove_dir_all(dir.path()).unwrap();

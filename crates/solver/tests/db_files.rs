@@ -423,6 +423,38 @@ fn stored_probes_from_many_threads_agree() {
     });
 }
 
+#[test]
+fn reading_in_place_levels_into_the_page_cache_reads_them_whole_and_changes_no_value() {
+    let dir = tempfile::tempdir().unwrap();
+    build_codec(dir.path(), STORED_TOP, Codec::Stored);
+    let want = values(&Database::open(dir.path(), &rules()).unwrap(), STORED_TOP);
+    let db = Database::open(dir.path(), &rules()).unwrap();
+    let bytes = db.in_place_bytes();
+    let on_disk: u64 = db.levels().iter().map(|l| l.bytes).sum();
+    assert_eq!(bytes, on_disk, "every stored level is probed in place");
+    let seen = std::sync::Mutex::new(Vec::new());
+    let read = db
+        .read_into_page_cache(true, &|b| seen.lock().unwrap().push(b))
+        .unwrap();
+    assert_eq!(read, bytes, "evicting reads every file again");
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen.len(), db.levels().len());
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]) && seen.last() == Some(&bytes));
+    #[cfg(target_os = "linux")]
+    assert_eq!(
+        db.read_into_page_cache(false, &|_| {}).unwrap(),
+        0,
+        "files already in memory are not read again"
+    );
+    assert_eq!(values(&db, STORED_TOP), want);
+    // Compressed levels are not probed in place: nothing to read.
+    let zstd = tempfile::tempdir().unwrap();
+    build_codec(zstd.path(), 8, Codec::Zstd);
+    let z = Database::open(zstd.path(), &rules()).unwrap();
+    assert_eq!(z.in_place_bytes(), 0);
+    assert_eq!(z.read_into_page_cache(true, &|_| {}).unwrap(), 0);
+}
+
 /// Boards of the stored top level with their values: a spread over every block, with the
 /// first and last board of each.
 fn stored_sample(good_db: &Database, good: &[i32]) -> Vec<(usize, Board, i32)> {

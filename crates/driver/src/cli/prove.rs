@@ -4,7 +4,7 @@
 use super::common::{
     cancel_flag, show_progress, spinner, CliError, CliResult, DbArgs, RuleArgs, EXIT_INTERRUPTED,
 };
-use super::solve::{default_tt_mb, open_endgame, progress_message, rules_json, GoalArg};
+use super::solve::{default_tt_mb, open_endgame, progress_message, rules_json, Fill, GoalArg};
 use clap::{Args, Subcommand};
 use kalah_driver::prove::derive::{self, Derivation};
 use kalah_driver::prove::ledger::{self, Record, Verdict};
@@ -229,9 +229,11 @@ fn prove_search(
         args.database.db.as_deref(),
         rules,
         args.database.db_lazy,
-        args.database.db_huge_pages,
         args.database.db_upto,
-        true,
+        Some(Fill {
+            evict: args.database.db_huge_pages,
+            visible: show_progress(args.json),
+        }),
     )?;
     let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
     let search = search_for(rules, endgame, tt_mb.or(args.tt_mb), args.threads);
@@ -412,19 +414,24 @@ fn print_value(lo: i32, hi: i32) {
 }
 
 /// Opens the ledger's database read-only: lazily for status (a few probes), whole and read
-/// ahead for check (which searches).
+/// into the page cache for check (which searches).
 fn endgame_for(
     db: Option<&Path>,
     rules: &Rules,
     lazy: bool,
+    visible: bool,
 ) -> CliResult<Option<Arc<dyn Endgame>>> {
-    open_endgame(db, rules, lazy, false, None, !lazy)
+    let fill = (!lazy).then_some(Fill {
+        evict: false,
+        visible,
+    });
+    open_endgame(db, rules, lazy, None, fill)
 }
 
 fn status(args: &StatusArgs) -> CliResult {
     let contents = ledger::read(&args.dir).map_err(CliError::failure)?;
     let rules = contents.header.rules;
-    let endgame = endgame_for(args.db.as_deref(), &rules, true)?;
+    let endgame = endgame_for(args.db.as_deref(), &rules, true, false)?;
     let search = search_for(&rules, endgame, Some(16), Some(1));
     let mut units = Vec::new();
     let mut answers = Vec::new();
@@ -572,7 +579,7 @@ fn check(args: &CheckArgs) -> CliResult {
             contents.torn_bytes
         );
     }
-    let endgame = endgame_for(args.db.as_deref(), &rules, false)?;
+    let endgame = endgame_for(args.db.as_deref(), &rules, false, show_progress(args.json))?;
     let search = search_for(&rules, endgame, args.tt_mb, args.threads);
     let proven: Vec<usize> = contents
         .records

@@ -81,7 +81,7 @@ impl Solver {
             return Ok(search);
         }
         let endgame = match &self.db {
-            Some(db) => open_endgame(Some(db.dir()), &self.rules, false, false, None, false)?,
+            Some(db) => open_endgame(Some(db.dir()), &self.rules, false, None, None)?,
             None => None,
         };
         let search = Search::new(

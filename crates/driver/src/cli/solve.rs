@@ -88,15 +88,14 @@ pub struct SolveArgs {
 /// Opens the endgame database in `dir` for `rules` (without `dir`, the default directory
 /// `data/db/<rules>` when it exists): the one place where the search gets its database. Unless
 /// `lazy`, every compressed level is decoded into memory first (a search probes at random);
-/// stored levels are probed from their memory maps as they are, and, with `warm`, read into
-/// the page cache in the background ([`super::common::read_ahead`]).
+/// stored and search levels are probed from their memory maps as they are, and with `fill`
+/// read into the page cache first ([`super::common::fill_page_cache`]).
 pub fn open_endgame(
     dir: Option<&Path>,
     rules: &Rules,
     lazy: bool,
-    huge: bool,
     upto: Option<u32>,
-    warm: bool,
+    fill: Option<Fill>,
 ) -> CliResult<Option<Arc<dyn Endgame>>> {
     let Some(dir) = db_dir(dir, rules) else {
         return Ok(None);
@@ -115,21 +114,32 @@ pub fn open_endgame(
     if !lazy {
         db.load_into_memory()?;
     }
-    if huge {
-        let c = super::common::copy_in_huge_pages(&mut db)?;
-        let got = c
-            .huge_bytes
-            .map(|h| format!(", {:.2} GB of it in huge pages", h as f64 / 1e9))
-            .unwrap_or_default();
-        eprintln!(
-            "copied {:.2} GB of the database into memory in {:.1} s{got}",
-            c.bytes as f64 / 1e9,
-            c.seconds
-        );
-    } else if warm {
-        super::common::read_ahead(&db);
+    if let Some(f) = fill {
+        if let Some(c) = super::common::fill_page_cache(&db, f.evict, f.visible)? {
+            if c.read > 0 {
+                let huge = c
+                    .huge_bytes
+                    .map(|h| format!(", {:.2} GB of it in huge pages", h as f64 / 1e9))
+                    .unwrap_or_default();
+                eprintln!(
+                    "read {:.2} GB of the database into memory in {:.1} s{huge}",
+                    c.read as f64 / 1e9,
+                    c.seconds
+                );
+            }
+        }
     }
     Ok(Some(Arc::new(db)))
+}
+
+/// How [`open_endgame`] prepares the levels probed in place before a search.
+#[derive(Clone, Copy, Debug)]
+pub struct Fill {
+    /// Read every file again, even when cached, so that it lands in huge pages
+    /// (`--db-huge-pages`).
+    pub evict: bool,
+    /// Show a progress bar.
+    pub visible: bool,
 }
 
 /// A progress line for a spinner.
@@ -343,9 +353,11 @@ pub fn run(args: &SolveArgs) -> CliResult {
         args.database.db.as_deref(),
         &rules,
         args.database.db_lazy,
-        args.database.db_huge_pages,
         args.database.db_upto,
-        true,
+        Some(Fill {
+            evict: args.database.db_huge_pages,
+            visible: show_progress(args.json),
+        }),
     )?;
     let db = DbFacts {
         seeds: endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0),

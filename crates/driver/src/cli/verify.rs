@@ -184,7 +184,7 @@ pub fn run(args: &VerifyArgs) -> CliResult {
             None => default_db_dir(&rules),
         };
         let endgame = if dir.is_dir() {
-            open_endgame(Some(&dir), &rules, false, false, None, false)?
+            open_endgame(Some(&dir), &rules, false, None, None)?
         } else {
             None
         };
