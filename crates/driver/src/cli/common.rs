@@ -148,7 +148,6 @@ pub struct DbArgs {
     pub db_upto: Option<u32>,
 }
 
-/// Reads a position typed by the user, or a usage error quoting it.
 /// What reading a database's in-place levels into the page cache did.
 pub struct PageCacheFill {
     /// Bytes read (0 when they were all in memory already).
@@ -188,9 +187,7 @@ pub fn fill_page_cache(
         "reading the database into memory {bar:30} {bytes}/{total_bytes} {elapsed}",
         visible,
     );
-    let read = db
-        .read_into_page_cache(evict, &|b| bar.set_position(b))
-        .map_err(|e| CliError::failure(e.to_string()))?;
+    let read = db.read_into_page_cache(evict, &|b| bar.set_position(b))?;
     bar.finish_and_clear();
     Ok(Some(PageCacheFill {
         read,
@@ -215,6 +212,7 @@ fn smaps_rollup(field: &str) -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// Reads a position typed by the user, or a usage error quoting it.
 pub fn read_position(text: &str, rules: &Rules) -> CliResult<Position> {
     parse_position(text, rules.houses)
         .map_err(|e| CliError::usage(format!("bad position {text:?}: {e}")))

@@ -223,10 +223,10 @@ impl Database {
     /// in order into an empty cache, a file lands in large folios that its map then uses as
     /// huge pages (Linux file systems with large folios, such as ext4 since 6.16): random
     /// probes into a 15.5 GB database got about 1.5 times faster, a search over it about 1.15
-    /// times (docs/benchmarks.md). A search over a cold
-    /// database otherwise waits on one random page fault after another (minutes for 15 GB,
-    /// against about a minute of reading in order). `progress` gets the bytes read so far.
-    /// Returns the bytes read.
+    /// times (docs/benchmarks.md). A search over a cold database otherwise waits on one random
+    /// page fault after another (minutes for 15 GB, against about a minute of reading in
+    /// order). `progress` gets the bytes read so far, after each file. Returns the bytes
+    /// read.
     pub fn read_into_page_cache(
         &self,
         evict: bool,

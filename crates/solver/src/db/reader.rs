@@ -138,15 +138,16 @@ fn drop_cached_pages(file: &File) {
 fn resident_share(m: &Mmap) -> f64 {
     #[cfg(unix)]
     {
-        const PAGE: usize = 4096;
-        let pages = m.len().div_ceil(PAGE);
+        // SAFETY: `sysconf` reads a system constant.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+        let pages = m.len().div_ceil(page);
         if pages == 0 {
             return 1.0;
         }
         let mut vec = vec![0u8; pages];
         // SAFETY: `mincore` writes one byte per page of the range into `vec`, which holds
-        // `len / PAGE` rounded up bytes (the most it writes for pages of at least 4 KiB);
-        // the range is the whole live map, whose start is page-aligned.
+        // one byte for each page of the map, rounded up; the range is the whole live map,
+        // whose start is page-aligned.
         let r = unsafe {
             libc::mincore(
                 m.as_ptr() as *mut libc::c_void,
