@@ -315,3 +315,44 @@ fn a_ledger_edited_to_claim_a_false_result_is_caught() {
     assert_eq!(code, 1);
     assert!(err.contains("line 1"), "{err}");
 }
+
+#[test]
+fn a_run_leaves_its_table_for_the_next_one_which_proves_the_same() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    let rules = ["--houses", "4", "--seeds", "3", "--capture", "empty"];
+    let want = reference_value(4, 3, "empty", "owner", "either");
+    let mut args = prove_args("first", &rules);
+    args.extend_from_slice(&["--unit-nodes", "2000", "--build-upto", "8"]);
+    let v = json(cwd, &args);
+    assert_eq!(v["value"].as_i64(), Some(want), "{v}");
+    let table = cwd.join("first").join("table.ckp");
+    assert!(table.is_file(), "the run saves its table beside the ledger");
+    // A new ledger with the first run's table: the same value, the table said and recorded.
+    std::fs::create_dir(cwd.join("second")).unwrap();
+    std::fs::copy(&table, cwd.join("second").join("table.ckp")).unwrap();
+    let mut args = prove_args("second", &rules);
+    args.retain(|&a| a != "--json");
+    args.extend_from_slice(&["--unit-nodes", "2000", "--build-upto", "8"]);
+    let (code, out, err) = kalah(cwd, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("value: {want:+}")), "{out}");
+    assert!(err.contains("proven table entries from"), "{err}");
+    assert!(err.contains("saved"), "{err}");
+    let ledger = std::fs::read_to_string(cwd.join("second").join("ledger.jsonl")).unwrap();
+    assert!(ledger.contains("+table"), "{ledger}");
+    // The check never reads the table: it proves every unit again from nothing.
+    let c = json(cwd, &["prove", "check", "second", "--json", "--tt-mb", "16"]);
+    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(c["lower"].as_i64(), Some(want));
+    // A damaged table is only a warning: the run goes on with an empty one.
+    std::fs::write(cwd.join("first").join("table.ckp"), b"KALAHCKP garbage").unwrap();
+    std::fs::remove_file(cwd.join("first").join("ledger.jsonl")).unwrap();
+    let mut args = prove_args("first", &rules);
+    args.extend_from_slice(&["--unit-nodes", "2000", "--build-upto", "8"]);
+    let (code, out, err) = kalah(cwd, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning") && err.contains("empty table"), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["value"].as_i64(), Some(want), "{v}");
+}

@@ -240,6 +240,14 @@ fn prove_search(
     Ok((search, db_seeds, worker_name()))
 }
 
+/// The file beside the ledger that keeps a local run's table for the next run (not part of
+/// the proof: `prove check` never reads it).
+const TABLE: &str = "table.ckp";
+
+/// Table entries saved for the next run: those that took at least `2^TABLE_MIN_WORK` nodes
+/// (and exact ones); the others are quick to prove again.
+const TABLE_MIN_WORK: u8 = 10;
+
 /// Loads `--preload` into a prover's table.
 fn preload(args: &RunArgs, search: &Search, worker: &mut String) -> CliResult {
     if let Some(p) = &args.preload {
@@ -317,10 +325,26 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     } else {
         prove_search(args, &rules, None)?
     };
+    let dir = args.dir.clone().unwrap_or_else(|| default_dir(&rules));
+    let table = dir.join(TABLE);
     if !remote {
         preload(args, &search, &mut worker)?;
+        if args.preload.is_none() && table.exists() {
+            // The table is a cache: a bad file costs time, never the run.
+            match search.preload(&table) {
+                Ok(n) => {
+                    if !args.json {
+                        eprintln!(
+                            "loaded {n} proven table entries from {} (the last run's)",
+                            table.display()
+                        );
+                    }
+                    worker += "+table";
+                }
+                Err(e) => eprintln!("warning: {e}; starting with an empty table"),
+            }
+        }
     }
-    let dir = args.dir.clone().unwrap_or_else(|| default_dir(&rules));
     let config = ProveConfig {
         dir: dir.clone(),
         unit_nodes: args.unit_nodes.max(1000),
@@ -355,6 +379,20 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     let started = std::time::Instant::now();
     let result = coord.run(goal, runner, &report, cancel_flag());
     bar.finish_and_clear();
+    if !remote {
+        // Finished or interrupted, the table's costly proven bounds go beside the ledger for
+        // the next run (a run killed outright only loses this speed-up).
+        let t = std::time::Instant::now();
+        match search.save_table(&table, &Board::start(&rules), TABLE_MIN_WORK) {
+            Ok(n) if !args.json => eprintln!(
+                "saved {n} proven table entries to {} for the next run ({:.1} s)",
+                table.display(),
+                t.elapsed().as_secs_f64()
+            ),
+            Ok(_) => {}
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
     let r = result.map_err(prove_error)?;
     let seconds = started.elapsed().as_secs_f64();
     if args.json {

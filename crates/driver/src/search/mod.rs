@@ -761,6 +761,23 @@ impl Search {
         Ok(ck.entries.len())
     }
 
+    /// Saves the table's proven bounds that took at least `2^min_work` nodes (and the exact
+    /// ones) to `path` as a checkpoint of `board`, which [`Search::preload`] loads back (a
+    /// later run over the same rules then starts from this table's work, whatever it
+    /// proves). Returns the entries saved.
+    pub fn save_table(
+        &self,
+        path: &std::path::Path,
+        board: &Board,
+        min_work: u8,
+    ) -> Result<usize, SearchError> {
+        let mut ck = Checkpoint::new(self.shared.rules, *board, false, Goal::Exact);
+        ck.entries = self.shared.table.entries(min_work);
+        ck.save(path)
+            .map_err(|e| SearchError::Checkpoint(format!("writing {}: {e}", path.display())))?;
+        Ok(ck.entries.len())
+    }
+
     /// The most seeds of a board the database answers (0 without one).
     pub fn leaf_seeds(&self) -> u32 {
         self.shared.leaf.max(0) as u32
