@@ -342,7 +342,10 @@ fn a_run_leaves_its_table_for_the_next_one_which_proves_the_same() {
     let ledger = std::fs::read_to_string(cwd.join("second").join("ledger.jsonl")).unwrap();
     assert!(ledger.contains("+table"), "{ledger}");
     // The check never reads the table: it proves every unit again from nothing.
-    let c = json(cwd, &["prove", "check", "second", "--json", "--tt-mb", "16"]);
+    let c = json(
+        cwd,
+        &["prove", "check", "second", "--json", "--tt-mb", "16"],
+    );
     assert_eq!(c["ok"], true, "{c}");
     assert_eq!(c["lower"].as_i64(), Some(want));
     // A damaged table is only a warning: the run goes on with an empty one.
@@ -352,7 +355,10 @@ fn a_run_leaves_its_table_for_the_next_one_which_proves_the_same() {
     args.extend_from_slice(&["--unit-nodes", "2000", "--build-upto", "8"]);
     let (code, out, err) = kalah(cwd, &args);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("warning") && err.contains("empty table"), "{err}");
+    assert!(
+        err.contains("warning") && err.contains("empty table"),
+        "{err}"
+    );
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["value"].as_i64(), Some(want), "{v}");
 }

@@ -438,8 +438,8 @@ fn reading_in_place_levels_into_the_page_cache_reads_them_whole_and_changes_no_v
         .unwrap();
     assert_eq!(read, bytes, "evicting reads every file again");
     let seen = seen.into_inner().unwrap();
-    assert_eq!(seen.len(), db.levels().len());
-    assert!(seen.windows(2).all(|w| w[0] <= w[1]) && seen.last() == Some(&bytes));
+    assert!(seen.len() >= db.levels().len());
+    assert!(seen.windows(2).all(|w| w[0] < w[1]) && seen.last() == Some(&bytes));
     #[cfg(target_os = "linux")]
     assert_eq!(
         db.read_into_page_cache(false, &|_| {}).unwrap(),

@@ -63,7 +63,13 @@ impl MappedFile {
     /// uses as huge pages: random probes miss the TLB far less often. Returns the bytes read.
     /// Advice and reading only: the bytes are checked on use as ever, and a failure of the
     /// advice changes nothing but speed.
-    fn read_into_page_cache(&self, path: &Path, evict: bool) -> Result<u64, DbError> {
+    /// `progress` gets the bytes read so far, every 8 MiB.
+    fn read_into_page_cache(
+        &self,
+        path: &Path,
+        evict: bool,
+        progress: &dyn Fn(u64),
+    ) -> Result<u64, DbError> {
         use std::io::Read;
         let MappedFile::Map(m) = self else {
             return Ok(0);
@@ -83,7 +89,10 @@ impl MappedFile {
         loop {
             match file.read(&mut buf) {
                 Ok(0) => break,
-                Ok(n) => bytes += n as u64,
+                Ok(n) => {
+                    bytes += n as u64;
+                    progress(bytes);
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(io(e)),
             }
@@ -244,8 +253,12 @@ impl LevelFile {
     }
 
     /// See [`MappedFile::read_into_page_cache`].
-    pub(crate) fn read_into_page_cache(&self, evict: bool) -> Result<u64, DbError> {
-        self.map.read_into_page_cache(&self.path, evict)
+    pub(crate) fn read_into_page_cache(
+        &self,
+        evict: bool,
+        progress: &dyn Fn(u64),
+    ) -> Result<u64, DbError> {
+        self.map.read_into_page_cache(&self.path, evict, progress)
     }
 
     /// Whether probes read the level straight from the map (stored and search levels), with
