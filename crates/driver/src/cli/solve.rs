@@ -116,15 +116,24 @@ pub fn open_endgame(
     }
     if let Some(f) = fill {
         if let Some(c) = super::common::fill_page_cache(&db, f.evict, f.visible)? {
+            let gb = |b: u64| b as f64 / 1e9;
+            let total = db.in_place_bytes();
+            let huge = c.huge_bytes.map(|h| h.min(total));
             if c.read > 0 {
-                let huge = c
-                    .huge_bytes
-                    .map(|h| format!(", {:.2} GB of it in huge pages", h as f64 / 1e9))
+                let said = huge
+                    .map(|h| format!(", {:.2} GB of it in huge pages", gb(h)))
                     .unwrap_or_default();
                 eprintln!(
-                    "read {:.2} GB of the database into memory in {:.1} s{huge}",
-                    c.read as f64 / 1e9,
+                    "read {:.2} GB of the database into memory in {:.1} s{said}",
+                    gb(c.read),
                     c.seconds
+                );
+            } else if huge.is_some_and(|h| h < total / 2) && total >= 1 << 30 {
+                eprintln!(
+                    "the database ({:.2} GB) is in memory, {:.2} GB of it in huge pages; \
+                     --db-huge-pages reads it again into huge pages (faster probes)",
+                    gb(total),
+                    gb(huge.unwrap_or(0))
                 );
             }
         }

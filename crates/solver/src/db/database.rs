@@ -218,7 +218,7 @@ impl Database {
     }
 
     /// Reads the levels that probes read in place into the page cache, largest first, each
-    /// in order, unless nearly all of it is there already; with `evict`, first drops each
+    /// in order, unless all of it is there already, and maps them; with `evict`, first drops each
     /// file's cached pages that no process maps, so that the whole file is read again. Read
     /// in order into an empty cache, a file lands in large folios that its map then uses as
     /// huge pages (Linux file systems with large folios, such as ext4 since 6.16): random

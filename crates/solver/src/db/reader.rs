@@ -56,9 +56,8 @@ impl MappedFile {
         Ok(MappedFile::Map(map))
     }
 
-    /// Reads the file into the page cache in order, unless nearly all of it is there already
-    /// (or, with `evict`, after dropping its pages that no process maps), then maps every
-    /// page. Read in order into an empty cache, a large file lands in large folios (2 MiB on
+    /// Reads the file into the page cache in order, unless all of it is there already (or,
+    /// with `evict`, after dropping its pages that no process maps), then maps every page. Read in order into an empty cache, a large file lands in large folios (2 MiB on
     /// Linux file systems that support them, such as ext4 since 6.16), which the map then
     /// uses as huge pages: random probes miss the TLB far less often. Returns the bytes read.
     /// Advice and reading only: the bytes are checked on use as ever, and a failure of the
@@ -81,7 +80,10 @@ impl MappedFile {
         let mut file = File::open(path).map_err(io)?;
         if evict {
             drop_cached_pages(&file);
-        } else if resident_share(m) >= 0.9 {
+        } else if resident_share(m) >= 1.0 {
+            // All there: only map it (a page missing here would be read on its own, slowly).
+            #[cfg(target_os = "linux")]
+            let _ = m.advise(memmap2::Advice::PopulateRead);
             return Ok(0);
         }
         let mut buf = vec![0u8; 1 << 23];
