@@ -161,8 +161,8 @@ pub struct PageCacheFill {
 
 /// Reads the levels of `db` that probes read in place into the page cache before a search
 /// ([`kalah_solver::Database::read_into_page_cache`]; `evict`: read them again even when
-/// cached, so that they land in huge pages), when they fit in three quarters of the memory
-/// available. `None` when there was nothing to do or no room.
+/// cached, so that they land in huge pages), when they fit in nine tenths of the memory
+/// available (which counts the page cache they may already be in). `None` when there was nothing to do or no room.
 pub fn fill_page_cache(
     db: &kalah_solver::Database,
     evict: bool,
@@ -173,7 +173,7 @@ pub fn fill_page_cache(
         return Ok(None);
     }
     let available = mem_available().unwrap_or(u64::MAX);
-    if bytes > available / 4 * 3 {
+    if bytes > available / 10 * 9 {
         eprintln!(
             "not reading the database ahead: {:.2} GB would not fit in the memory available ({:.2} GB)",
             bytes as f64 / 1e9,
