@@ -150,6 +150,8 @@ pub struct DbArgs {
 
 /// What reading a database's in-place levels into the page cache did.
 pub struct PageCacheFill {
+    /// Bytes of the in-place levels.
+    pub bytes: u64,
     /// Bytes read (0 when they were all in memory already).
     pub read: u64,
     /// Seconds spent.
@@ -162,7 +164,8 @@ pub struct PageCacheFill {
 /// Reads the levels of `db` that probes read in place into the page cache before a search
 /// ([`kalah_solver::Database::read_into_page_cache`]; `evict`: read them again even when
 /// cached, so that they land in huge pages), when they fit in nine tenths of the memory
-/// available (which counts the page cache they may already be in). `None` when there was nothing to do or no room.
+/// available (which counts the page cache they may already be in). `None` when there was
+/// nothing to do or no room.
 pub fn fill_page_cache(
     db: &kalah_solver::Database,
     evict: bool,
@@ -172,7 +175,7 @@ pub fn fill_page_cache(
     if bytes < 1 << 28 && !evict {
         return Ok(None);
     }
-    let available = mem_available().unwrap_or(u64::MAX);
+    let available = proc_bytes("/proc/meminfo", "MemAvailable:").unwrap_or(u64::MAX);
     if bytes > available / 10 * 9 {
         eprintln!(
             "not reading the database ahead: {:.2} GB would not fit in the memory available ({:.2} GB)",
@@ -190,23 +193,16 @@ pub fn fill_page_cache(
     let read = db.read_into_page_cache(evict, &|b| bar.set_position(b))?;
     bar.finish_and_clear();
     Ok(Some(PageCacheFill {
+        bytes,
         read,
         seconds: t.elapsed().as_secs_f64(),
-        huge_bytes: smaps_rollup("FilePmdMapped:"),
+        huge_bytes: proc_bytes("/proc/self/smaps_rollup", "FilePmdMapped:"),
     }))
 }
 
-/// Bytes of memory available (Linux; `None` elsewhere).
-fn mem_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-/// A field of this process's `/proc/self/smaps_rollup`, in bytes (Linux; `None` elsewhere).
-fn smaps_rollup(field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
+/// A `field:   N kB` line of a `/proc` file, in bytes (Linux; `None` elsewhere).
+fn proc_bytes(path: &str, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
     let line = text.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)

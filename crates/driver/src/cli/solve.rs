@@ -117,7 +117,7 @@ pub fn open_endgame(
     if let Some(f) = fill {
         if let Some(c) = super::common::fill_page_cache(&db, f.evict, f.visible)? {
             let gb = |b: u64| b as f64 / 1e9;
-            let total = db.in_place_bytes();
+            let total = c.bytes;
             let huge = c.huge_bytes.map(|h| h.min(total));
             if c.read > 0 {
                 let said = huge
