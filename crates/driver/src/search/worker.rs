@@ -198,7 +198,10 @@ impl<'a> Worker<'a> {
                 continue;
             }
             let j = i + x;
-            cost += if x % (2 * m + 1) == m - i {
+            // The house the last seed reaches, laps taken off (a division only for a lap).
+            let lap = 2 * m + 1;
+            let reach = if x < lap { x } else { x % lap };
+            cost += if reach == m - i {
                 6
             } else if j < m
                 && c[j] == 0
