@@ -243,6 +243,12 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     assert_eq!(s["upper"].as_i64(), Some(want));
     assert!(s["units_open"].as_u64().unwrap() > 0, "{s}");
     assert_eq!(s["moves"].as_array().unwrap().len(), 6);
+    // Margins of finished games have the parity of the 36 seeds: so has every bound shown.
+    for m in s["moves"].as_array().unwrap() {
+        for k in ["lower", "upper"] {
+            assert_eq!(m[k].as_i64().unwrap().rem_euclid(2), 0, "{s}");
+        }
+    }
     // The best opening moves are bounded at the value from both sides by the root's answers.
     let text = kalah(cwd, &["prove", "status", "run"]).1;
     assert!(text.contains("opening move 1"), "{text}");

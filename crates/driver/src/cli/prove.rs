@@ -225,6 +225,11 @@ fn prove_search(
     rules: &Rules,
     tt_mb: Option<usize>,
 ) -> CliResult<(Search, u32, String)> {
+    // The table's memory is faulted in while the database opens.
+    let mb = tt_mb.or(args.tt_mb).unwrap_or_else(default_tt_mb);
+    if mb > 0 {
+        kalah_driver::search::tt::prepare(mb);
+    }
     let endgame = open_endgame(
         args.database.db.as_deref(),
         rules,
@@ -236,7 +241,7 @@ fn prove_search(
         }),
     )?;
     let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
-    let search = search_for(rules, endgame, tt_mb.or(args.tt_mb), args.threads);
+    let search = search_for(rules, endgame, Some(mb), args.threads);
     Ok((search, db_seeds, worker_name()))
 }
 
@@ -509,8 +514,8 @@ fn status(args: &StatusArgs) -> CliResult {
     // No searching here: a status is a look at the ledger.
     let mut d = Derivation::new(&search, &rules, &units).map_err(CliError::failure)?;
     d.no_search();
-    let moves =
-        derive::move_bounds(&mut d, &thresholds).map_err(|e| CliError::failure(e.to_string()))?;
+    let moves = derive::move_bounds(&mut d, &thresholds, search.values_have_parity())
+        .map_err(|e| CliError::failure(e.to_string()))?;
     let rate = nodes as f64 / seconds.max(1e-9);
     let proven = at_least + below;
     let mean = if proven > 0 {

@@ -357,6 +357,11 @@ pub fn run(args: &SolveArgs) -> CliResult {
             args.json,
         )?;
     }
+    // The table's memory is faulted in while the database opens.
+    let tt_mb = args.tt_mb.unwrap_or_else(default_tt_mb);
+    if tt_mb > 0 {
+        kalah_driver::search::tt::prepare(tt_mb);
+    }
     let opened = std::time::Instant::now();
     let endgame = open_endgame(
         args.database.db.as_deref(),

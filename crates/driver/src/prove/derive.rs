@@ -148,10 +148,12 @@ pub fn root_bounds(answers: &[RootRecord], seeds: i32, parity: bool) -> (i32, i3
 }
 
 /// Bounds on the value of each opening move (0-based house, lower, upper) that follow from
-/// the units for the root thresholds `thresholds`.
+/// the units for the root thresholds `thresholds`, rounded to the parity of the seeds when
+/// `parity` (as in [`root_bounds`]).
 pub fn move_bounds(
     d: &mut Derivation,
     thresholds: &[i32],
+    parity: bool,
 ) -> Result<Vec<(usize, i32, i32)>, SearchError> {
     let root = Board::start(&d.rules);
     let seeds = root.seeds() as i32;
@@ -171,6 +173,16 @@ pub fn move_bounds(
                 } else {
                     hi = hi.min(t - 1);
                 }
+            }
+        }
+        if parity {
+            // The margin of a finished game has the parity of the seeds (every seed ends in
+            // a store); an unknown side stays at its extreme.
+            if lo > -seeds && (lo ^ seeds) & 1 != 0 {
+                lo += 1;
+            }
+            if hi < seeds && (hi ^ seeds) & 1 != 0 {
+                hi -= 1;
             }
         }
         out.push((h, lo, hi));
