@@ -368,3 +368,38 @@ fn a_run_leaves_its_table_for_the_next_one_which_proves_the_same() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["value"].as_i64(), Some(want), "{v}");
 }
+
+#[test]
+fn positions_near_the_start_are_split_without_units_when_asked() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    let rules = ["--houses", "4", "--seeds", "3", "--capture", "empty"];
+    let want = reference_value(4, 3, "empty", "owner", "either");
+    let mut args = prove_args("near", &rules);
+    args.extend_from_slice(&[
+        "--unit-nodes",
+        "2000",
+        "--build-upto",
+        "8",
+        "--split-above",
+        "2",
+    ]);
+    let v = json(cwd, &args);
+    assert_eq!(v["value"].as_i64(), Some(want), "{v}");
+    // No searched unit (budget above 0) is less than two plies below the start.
+    let ledger = std::fs::read_to_string(cwd.join("near/ledger.jsonl")).unwrap();
+    let mut units = 0;
+    for line in ledger.lines() {
+        let (text, _) = line.rsplit_once('\t').unwrap();
+        let j: Value = serde_json::from_str(text).unwrap();
+        if j["kind"] == "unit" && j["budget"].as_u64() > Some(0) {
+            units += 1;
+            let plies = j["path"].as_str().unwrap().split_whitespace().count();
+            assert!(plies >= 2, "{line}");
+        }
+    }
+    assert!(units > 0, "{ledger}");
+    let c = json(cwd, &["prove", "check", "near", "--json", "--tt-mb", "16"]);
+    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(c["lower"].as_i64(), Some(want));
+}

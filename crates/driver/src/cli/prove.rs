@@ -72,6 +72,11 @@ pub struct RunArgs {
     /// Units deeper than this many plies are not split but retried with four times the budget.
     #[arg(long, default_value_t = 16, value_name = "PLIES")]
     pub split_depth: usize,
+    /// Positions fewer than this many plies below the start are split into their moves at
+    /// once, never searched as units (for big proofs, where units near the start only run out
+    /// of budget).
+    #[arg(long, default_value_t = 0, value_name = "PLIES")]
+    pub split_above: usize,
     /// Depth of the shallow search that estimates each new unit.
     #[arg(long, default_value_t = 8, value_name = "PLIES")]
     pub guess_depth: u32,
@@ -354,6 +359,7 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
         dir: dir.clone(),
         unit_nodes: args.unit_nodes.max(1000),
         split_depth: args.split_depth,
+        split_above: args.split_above,
         guess_depth: args.guess_depth.max(1),
         worker: worker.clone(),
     };

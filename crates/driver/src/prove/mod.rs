@@ -52,6 +52,10 @@ pub struct ProveConfig {
     /// Units at most this many plies below the root are split when they run out of budget;
     /// deeper ones are retried with four times the budget.
     pub split_depth: usize,
+    /// Leaves fewer than this many plies below the root are split into their moves without a
+    /// unit being searched for them (near the root of a big proof nearly every unit runs out
+    /// of budget; its nodes then count only as the warming of the table).
+    pub split_above: usize,
     /// Depth of the shallow search that estimates a new leaf.
     pub guess_depth: u32,
     /// The name of this process in the ledger.
@@ -590,6 +594,26 @@ impl<'a> Coordinator<'a> {
                 let n = tree.node(i).clone();
                 if let Some(h) = self.facts.get(&n.board, n.threshold) {
                     tree.solve(i, h);
+                    continue;
+                }
+                if n.path.len() < self.config.split_above.min(self.config.split_depth) {
+                    // Too near the root to be worth a unit: split at once. An open unit of
+                    // budget 0 says so in the ledger (a check derives split positions from
+                    // their moves), once.
+                    if !self.open.contains_key(&(n.board, n.threshold)) {
+                        self.record(&UnitRecord {
+                            path: n.path.clone(),
+                            board: n.board,
+                            threshold: n.threshold,
+                            verdict: Verdict::Open,
+                            budget: 0,
+                            nodes: 0,
+                            seconds: 0.0,
+                            db_seeds: self.db_seeds(),
+                            worker: self.config.worker.clone(),
+                        })?;
+                    }
+                    self.split(&mut tree, i)?;
                     continue;
                 }
                 if self
