@@ -54,7 +54,7 @@ pub struct ProveConfig {
     pub split_depth: usize,
     /// Leaves fewer than this many plies below the root are split into their moves without a
     /// unit being searched for them (near the root of a big proof nearly every unit runs out
-    /// of budget; its nodes then count only as the warming of the table).
+    /// of budget, and its nodes serve only to fill the table for the units below).
     pub split_above: usize,
     /// Depth of the shallow search that estimates a new leaf.
     pub guess_depth: u32,
