@@ -39,8 +39,6 @@ pub(crate) struct Worker<'a> {
     pub rules: Rules,
     /// Boards with at most this many seeds are probed in the database (-1: no database).
     pub leaf: i32,
-    /// Children with at most this many seeds are not looked up in the table before the search.
-    pub etc_floor: i32,
     pub nodes: u64,
     /// The number of the probe under way: the probe is abandoned once the shared number
     /// moves on (another thread settled it).
@@ -65,11 +63,6 @@ impl<'a> Worker<'a> {
             shared,
             rules: shared.rules,
             leaf: shared.leaf,
-            etc_floor: shared.leaf
-                + std::env::var("KALAH_ETCK")
-                    .ok()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(0),
             nodes: 0,
             epoch: 0,
             pending: 0,
@@ -302,7 +295,7 @@ impl<'a> Worker<'a> {
                 if small {
                     self.shared.leaves.prefetch(k);
                     place = self.shared.prefetch_leaf(&next);
-                } else if next.seeds() as i32 > self.etc_floor {
+                } else {
                     self.table().prefetch(k);
                 }
             }
@@ -324,10 +317,7 @@ impl<'a> Worker<'a> {
             } else {
                 let (mut lo, mut hi) = (self.floor(cs), cs);
                 let mut proven = true;
-                if let Some(e) = (cs > self.etc_floor)
-                    .then(|| self.table().probe(child_key))
-                    .flatten()
-                {
+                if let Some(e) = self.table().probe(child_key) {
                     lo = lo.max(e.lower);
                     hi = hi.min(e.upper);
                     if H && lo < hi && depth > 1 {
