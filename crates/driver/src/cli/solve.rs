@@ -397,15 +397,13 @@ pub fn run(args: &SolveArgs) -> CliResult {
             visible: show_progress(args.json),
         }),
     )?;
-    let db = DbFacts {
-        seeds: endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0),
-        load_seconds: opened.elapsed().as_secs_f64(),
-        table_mib: 0,
-    };
+    let load_seconds = opened.elapsed().as_secs_f64();
+    let seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
     let search = Search::new(rules, config(args, &rules, endgame));
     let db = DbFacts {
+        seeds,
+        load_seconds,
         table_mib: search.table().bytes() >> 20,
-        ..db
     };
     let board = Board::start(&rules);
     let visible = show_progress(args.json);

@@ -137,13 +137,18 @@ pub fn root_bounds(answers: &[RootRecord], seeds: i32, parity: bool) -> (i32, i3
         }
     }
     if parity {
-        if (lo ^ seeds) & 1 != 0 {
-            lo += 1;
-        }
-        if (hi ^ seeds) & 1 != 0 {
-            hi -= 1;
-        }
+        round_to_parity(lo, hi, seeds)
+    } else {
+        (lo, hi)
     }
+}
+
+/// `[lo, hi]` narrowed to the values with the parity of `seeds`: the margin of a finished
+/// game has that parity, since every seed ends in a store. `±seeds` have it already, so a
+/// side still at its extreme stays there.
+fn round_to_parity(lo: i32, hi: i32, seeds: i32) -> (i32, i32) {
+    let lo = if (lo ^ seeds) & 1 != 0 { lo + 1 } else { lo };
+    let hi = if (hi ^ seeds) & 1 != 0 { hi - 1 } else { hi };
     (lo, hi)
 }
 
@@ -176,14 +181,7 @@ pub fn move_bounds(
             }
         }
         if parity {
-            // The margin of a finished game has the parity of the seeds (every seed ends in
-            // a store); an unknown side stays at its extreme.
-            if lo > -seeds && (lo ^ seeds) & 1 != 0 {
-                lo += 1;
-            }
-            if hi < seeds && (hi ^ seeds) & 1 != 0 {
-                hi -= 1;
-            }
+            (lo, hi) = round_to_parity(lo, hi, seeds);
         }
         out.push((h, lo, hi));
     }
