@@ -29,7 +29,8 @@ pub struct QueryArgs {
     /// The endgame database directory (default `data/db/<rules>`, used when it exists).
     #[arg(long)]
     pub db: Option<PathBuf>,
-    /// Transposition table size in MiB, for positions larger than the database.
+    /// The transposition table's largest size in MiB, for positions larger than the database
+    /// (it starts at 16 MiB and doubles as the search needs).
     #[arg(long, default_value_t = 256)]
     pub tt_mb: usize,
     /// Without --db: first make sure the default database `data/db/<rules>` holds every level
@@ -88,6 +89,7 @@ impl Solver {
             self.rules,
             SearchConfig {
                 tt_mb: self.tt_mb,
+                tt_grow: true,
                 endgame,
                 ..SearchConfig::default()
             },

@@ -45,7 +45,7 @@ pub struct ServeArgs {
     /// Searches that may run at once (each on one thread with its own table).
     #[arg(long, default_value_t = 2)]
     pub searches: usize,
-    /// Table size of each search, in MiB.
+    /// The largest table of each search, in MiB (each starts at 16 MiB and doubles as it needs).
     #[arg(long, default_value_t = 64)]
     pub tt_mb: usize,
     /// Compressed databases up to this size (MiB, one byte a position) are decoded into
@@ -140,6 +140,7 @@ impl Shared {
             *rules,
             SearchConfig {
                 tt_mb: self.tt_mb,
+                tt_grow: true,
                 threads: 1,
                 endgame: db.clone().map(|d| d as Arc<dyn Endgame>),
                 deepening: (5, 3, 11),

@@ -54,9 +54,8 @@ pub struct SolveArgs {
     /// for the others a bound showing them worse).
     #[arg(long, conflicts_with_all = ["all_moves", "goal"])]
     pub pie: bool,
-    /// Transposition table size in MiB (default: sized to the search by the seeds above the
-    /// database: 64 up to 20, 256 up to 26, 1024 up to 32, beyond that a sixteenth of the
-    /// machine's memory, 64 to 4096; never more than that sixteenth).
+    /// The transposition table's largest size in MiB (default: a sixteenth of the machine's
+    /// memory, 64 to 4096). The table starts at 16 MiB and doubles as the search needs.
     #[arg(long)]
     pub tt_mb: Option<usize>,
     /// Search threads (default: every core).
@@ -200,11 +199,10 @@ pub fn search_error(e: SearchError) -> CliError {
 }
 
 /// The search configuration for the flags.
-fn config(args: &SolveArgs, rules: &Rules, endgame: Option<Arc<dyn Endgame>>) -> SearchConfig {
-    let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
-    let seeds = 2 * rules.houses as u32 * rules.seeds;
+fn config(args: &SolveArgs, endgame: Option<Arc<dyn Endgame>>) -> SearchConfig {
     let mut c = SearchConfig {
-        tt_mb: args.tt_mb.unwrap_or_else(|| solve_tt_mb(seeds, db_seeds)),
+        tt_mb: args.tt_mb.unwrap_or_else(default_tt_mb),
+        tt_grow: true,
         endgame,
         guess: args.guess,
         node_limit: args.node_limit,
@@ -258,23 +256,6 @@ pub fn default_tt_mb() -> usize {
     ((total_kb / 1024 / 16) as usize).clamp(64, 4096)
 }
 
-/// The table size of `kalah solve` when `--tt-mb` is not given, for a board of `seeds` seeds
-/// over a database of `db_seeds`: sized to the search. The system zeroes every page of the
-/// table on its first write, and the hash spreads even a short search over all of them (on
-/// the development machine, two threads on 6x4 over 22 seeds searched 1.1-1.7 s with 256 MiB
-/// and 2.5-3.7 s with 1.5 GiB), while a table far larger than the search needs saves no nodes (6x4 over 22 seeds:
-/// 3.109 M nodes with 64 MiB, 3.104 M with 256; 6x5 over 30 seeds: 34.1 M with 256 MiB, 34.0
-/// M with 1024). Never more than [`default_tt_mb`].
-pub fn solve_tt_mb(seeds: u32, db_seeds: u32) -> usize {
-    let fit = match seeds.saturating_sub(db_seeds) {
-        0..=20 => 64,
-        21..=26 => 256,
-        27..=32 => 1024,
-        _ => usize::MAX,
-    };
-    fit.min(default_tt_mb())
-}
-
 /// The moves of a principal variation from `pos`, as `S3`, `N1`...
 pub fn pv_notation(rules: &Rules, pos: &Position, pv: &[usize]) -> Vec<String> {
     let mut p = *pos;
@@ -308,7 +289,7 @@ fn result_verb(margin: i32) -> &'static str {
 struct DbFacts {
     seeds: u32,
     load_seconds: f64,
-    /// The transposition table's size in MiB (given or by default).
+    /// The transposition table's size in MiB at the end of the search.
     table_mib: usize,
 }
 
@@ -381,11 +362,6 @@ pub fn run(args: &SolveArgs) -> CliResult {
             args.json,
         )?;
     }
-    // A table of the size asked is faulted in while the database opens (the default size
-    // depends on the database's).
-    if let Some(mb) = args.tt_mb.filter(|&mb| mb > 0) {
-        kalah_driver::search::tt::prepare(mb);
-    }
     let opened = std::time::Instant::now();
     let endgame = open_endgame(
         args.database.db.as_deref(),
@@ -399,11 +375,12 @@ pub fn run(args: &SolveArgs) -> CliResult {
     )?;
     let load_seconds = opened.elapsed().as_secs_f64();
     let seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
-    let search = Search::new(rules, config(args, &rules, endgame));
-    let db = DbFacts {
+    let search = Search::new(rules, config(args, endgame));
+    // The table's size when the search is over (it grows with the search).
+    let facts = || DbFacts {
         seeds,
         load_seconds,
-        table_mib: search.table().bytes() >> 20,
+        table_mib: search.table().bytes_in_use() >> 20,
     };
     let board = Board::start(&rules);
     let visible = show_progress(args.json);
@@ -423,9 +400,9 @@ pub fn run(args: &SolveArgs) -> CliResult {
         finish(&bar, visible, &last.lock().unwrap());
         let pie = pie.map_err(search_error)?;
         if args.json {
-            println!("{}", pie_json(&rules, &db, &pie));
+            println!("{}", pie_json(&rules, &facts(), &pie));
         } else {
-            print_pie(&rules, &db, &pie);
+            print_pie(&rules, &facts(), &pie);
         }
         return Ok(());
     }
@@ -437,9 +414,9 @@ pub fn run(args: &SolveArgs) -> CliResult {
     finish(&bar, visible, &last.lock().unwrap());
     let a = result.map_err(search_error)?;
     if args.json {
-        println!("{}", analysis_json(&rules, &db, args.goal, &a));
+        println!("{}", analysis_json(&rules, &facts(), args.goal, &a));
     } else {
-        print_analysis(&rules, args, &db, &a);
+        print_analysis(&rules, args, &facts(), &a);
     }
     Ok(())
 }
@@ -554,21 +531,4 @@ fn print_pie(rules: &Rules, db: &DbFacts, p: &Pie) {
         p.nodes as f64 / p.seconds.max(1e-9) / 1e6
     );
     print_db(db);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_default_table_follows_the_seeds_above_the_database() {
-        let most = default_tt_mb();
-        assert_eq!(solve_tt_mb(36, 16), 64.min(most));
-        assert_eq!(solve_tt_mb(48, 22), 256.min(most));
-        assert_eq!(solve_tt_mb(60, 30), 1024.min(most));
-        assert_eq!(solve_tt_mb(60, 22), most);
-        assert_eq!(solve_tt_mb(48, 0), most);
-        // A database larger than the board.
-        assert_eq!(solve_tt_mb(24, 30), 64.min(most));
-    }
 }

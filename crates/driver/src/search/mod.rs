@@ -40,6 +40,9 @@ pub struct SearchConfig {
     /// Size of the transposition table in MiB; 0 gives a table of one bucket (four entries),
     /// which tests use to exercise replacement.
     pub tt_mb: usize,
+    /// Whether the table starts small and grows with the search up to `tt_mb` MiB
+    /// ([`tt::Table::growing`]), instead of taking all of it at once.
+    pub tt_grow: bool,
     /// Threads searching at once (at least 1).
     pub threads: usize,
     /// Exact values for small boards: every board with at most `max_seeds()` seeds is a leaf.
@@ -68,6 +71,7 @@ impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
             tt_mb: 256,
+            tt_grow: false,
             threads: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1),
@@ -400,6 +404,8 @@ impl Search {
                 threads: config.threads.max(1),
                 table: if config.tt_mb == 0 {
                     Table::with_buckets(1)
+                } else if config.tt_grow {
+                    Table::growing(config.tt_mb)
                 } else {
                     Table::new(config.tt_mb)
                 },
@@ -487,6 +493,7 @@ impl Search {
             if path.exists() {
                 let old = Checkpoint::load(path).map_err(SearchError::Checkpoint)?;
                 old.check_matches(&ck).map_err(SearchError::Checkpoint)?;
+                sh.table.reserve(old.entries.len());
                 for &(key, e) in &old.entries {
                     sh.table.store(key, e);
                 }
@@ -755,6 +762,7 @@ impl Search {
                 ck.rules
             )));
         }
+        self.shared.table.reserve(ck.entries.len());
         for &(key, e) in &ck.entries {
             self.shared.table.store(key, e);
         }

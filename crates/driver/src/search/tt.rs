@@ -10,13 +10,17 @@
 //! two words agree with the key, so a torn write (two threads at once) reads as a miss.
 
 use kalah_solver::Board;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 /// Entries per bucket: four entries of 16 bytes fill one 64-byte cache line.
 const WAYS: usize = 4;
 /// Tables of at least this many bytes are faulted in by a thread of their own.
 const PREFAULT_BYTES: usize = 32 << 20;
+/// The first size of a table that grows ([`Table::growing`]). Measured on 6x4 empty capture,
+/// one thread, over 22 (16) seeds: 3.23 M (13.50 M) nodes from 4 MiB, 3.13 M (13.45 M) from 16
+/// MiB, against 3.10 M (13.27 M) with a fixed table of 256 (1024) MiB.
+const START_BYTES: usize = 16 << 20;
 /// The move field value meaning "no move known".
 pub const NO_MOVE: u8 = 15;
 
@@ -155,8 +159,15 @@ pub struct Table {
     /// Anonymous memory (zeroed by the system, huge pages asked for where available), shared
     /// with the thread that faults it in (see [`Table::with_buckets`]).
     map: Arc<memmap2::MmapMut>,
+    /// Words of the whole map (the largest size).
     len: usize,
-    mask: usize,
+    /// Buckets in use, less one: all of them, or for a table that grows, a power of two that
+    /// doubles as the search goes (see [`Table::growing`]).
+    mask: AtomicUsize,
+    /// The largest `mask`.
+    max_mask: usize,
+    /// Nodes searched with this table (for a table that grows).
+    noted: AtomicU64,
 }
 
 impl Table {
@@ -166,7 +177,7 @@ impl Table {
         let buckets = Table::buckets_for(mb);
         let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
         match ready.take() {
-            Some(t) if t.mask + 1 == buckets => t,
+            Some(t) if t.max_mask + 1 == buckets => t,
             _ => Table::with_buckets(buckets),
         }
     }
@@ -180,8 +191,27 @@ impl Table {
         buckets
     }
 
+    /// A table of at most `mb` MiB that starts at 16 MiB and doubles each time the nodes
+    /// searched with it pass the entries it holds. The system zeroes each page of the table
+    /// on its first write, and on a virtual machine that costs far more than the write (0.46
+    /// s of system time in a 3.4 s search with 256 MiB, 1.9 s with 1 GiB, where 64 MiB would
+    /// do: 6x4 over 22 seeds, one thread): a table
+    /// the size of the search saves it. Entries whose bucket moves when the table doubles are
+    /// copied to their new bucket (by the thread that doubled it, while the others search on;
+    /// a board looked up before its entry is copied is only a miss). The memory is mapped at
+    /// the largest size from the start, so the table never moves.
+    pub fn growing(mb: usize) -> Table {
+        let max = Table::buckets_for(mb);
+        let start = Table::buckets_for(START_BYTES >> 20).min(max);
+        Table::make(max, start, false)
+    }
+
     /// A table of exactly `buckets` buckets (a power of two), for tests of replacement.
     pub fn with_buckets(buckets: usize) -> Table {
+        Table::make(buckets, buckets, true)
+    }
+
+    fn make(buckets: usize, start: usize, prefault: bool) -> Table {
         assert!(buckets.is_power_of_two());
         let len = buckets * WAYS * 2;
         let map = memmap2::MmapMut::map_anon(len * 8).expect("cannot map memory for the table");
@@ -193,7 +223,7 @@ impl Table {
             }
         }
         let map = Arc::new(map);
-        if len * 8 >= PREFAULT_BYTES {
+        if prefault && len * 8 >= PREFAULT_BYTES {
             // The system zeroes each page of the map on its first write, which on a virtual
             // machine costs far more than the write (0.4 s for 256 MiB in huge pages here, 10%
             // of a 6x4 search over the 22-seed database). A thread of its own takes those
@@ -216,7 +246,63 @@ impl Table {
         Table {
             map,
             len,
-            mask: buckets - 1,
+            mask: AtomicUsize::new(start - 1),
+            max_mask: buckets - 1,
+            noted: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts `nodes` more nodes searched with the table; a table that grows doubles when
+    /// they pass the entries it holds.
+    #[inline]
+    pub fn note_nodes(&self, nodes: u64) {
+        let mask = self.mask.load(Relaxed);
+        if mask == self.max_mask {
+            return;
+        }
+        let total = self.noted.fetch_add(nodes, Relaxed) + nodes;
+        if total > ((mask + 1) * WAYS) as u64 {
+            self.grow(mask);
+        }
+    }
+
+    /// Grows the table until it holds at least `entries` entries (or is as large as it
+    /// may be): before loading that many.
+    pub fn reserve(&self, entries: usize) {
+        loop {
+            let mask = self.mask.load(Relaxed);
+            if mask == self.max_mask || (mask + 1) * WAYS >= entries {
+                return;
+            }
+            self.grow(mask);
+        }
+    }
+
+    /// Doubles the buckets in use from `mask + 1`, unless another thread did, and copies the
+    /// entries whose bucket changed. The copies left behind are stale: a probe never matches
+    /// them (their key belongs to another bucket) and a store takes their place first.
+    fn grow(&self, mask: usize) {
+        let new = mask * 2 + 1;
+        if self
+            .mask
+            .compare_exchange(mask, new, Relaxed, Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        for b in 0..=mask {
+            for w in 0..WAYS {
+                let i = b * WAYS * 2 + 2 * w;
+                let k = self.words()[i].load(Relaxed);
+                let d = self.words()[i + 1].load(Relaxed);
+                if k == 0 && d == 0 {
+                    continue;
+                }
+                let key = k ^ d;
+                if Table::bucket_of(key, new) != b {
+                    self.store(key, Entry::unpack(d));
+                }
+            }
         }
     }
 
@@ -238,9 +324,19 @@ impl Table {
         self.len * 8
     }
 
+    /// Bytes of the buckets in use now (less than [`Table::bytes`] while a table grows).
+    pub fn bytes_in_use(&self) -> usize {
+        (self.mask.load(Relaxed) + 1) * WAYS * 16
+    }
+
+    #[inline]
+    fn bucket_of(key: u64, mask: usize) -> usize {
+        (key >> 20) as usize & mask
+    }
+
     #[inline]
     fn bucket(&self, key: u64) -> usize {
-        ((key >> 20) as usize & self.mask) * WAYS * 2
+        Table::bucket_of(key, self.mask.load(Relaxed)) * WAYS * 2
     }
 
     /// Asks the processor to bring the bucket of `key` into the cache.
@@ -276,7 +372,9 @@ impl Table {
     /// replaced when the bucket is full: the one with the least work goes.
     #[inline]
     pub fn store(&self, key: u64, mut e: Entry) {
-        let base = self.bucket(key);
+        let mask = self.mask.load(Relaxed);
+        let home = Table::bucket_of(key, mask);
+        let base = home * WAYS * 2;
         let mut victim = 0;
         let mut victim_work = u32::MAX;
         for w in 0..WAYS {
@@ -305,7 +403,8 @@ impl Table {
                 victim = w;
                 break;
             }
-            let work = if k == 0 && d == 0 {
+            // An empty way, or one left stale by a doubling, goes first.
+            let work = if (k == 0 && d == 0) || Table::bucket_of(k ^ d, mask) != home {
                 0
             } else {
                 1 + Entry::unpack(d).work as u32
@@ -322,10 +421,15 @@ impl Table {
 
     /// The share of entries in use, estimated from the first buckets.
     pub fn fill(&self) -> f64 {
-        let n = (self.len / 2).min(1 << 14);
+        let mask = self.mask.load(Relaxed);
+        let n = ((mask + 1) * WAYS).min(1 << 14);
         let used = (0..n)
             .filter(|&i| {
-                self.words()[2 * i].load(Relaxed) != 0 || self.words()[2 * i + 1].load(Relaxed) != 0
+                let (k, d) = (
+                    self.words()[2 * i].load(Relaxed),
+                    self.words()[2 * i + 1].load(Relaxed),
+                );
+                (k != 0 || d != 0) && Table::bucket_of(k ^ d, mask) == i / WAYS
             })
             .count();
         used as f64 / n as f64
@@ -334,10 +438,11 @@ impl Table {
     /// Every entry in use with at least `min_work` work or exact bounds, as (key, entry).
     pub fn entries(&self, min_work: u8) -> Vec<(u64, Entry)> {
         let mut out = Vec::new();
-        for i in 0..self.len / 2 {
+        let mask = self.mask.load(Relaxed);
+        for i in 0..(mask + 1) * WAYS {
             let k = self.words()[2 * i].load(Relaxed);
             let d = self.words()[2 * i + 1].load(Relaxed);
-            if k == 0 && d == 0 {
+            if (k == 0 && d == 0) || Table::bucket_of(k ^ d, mask) != i / WAYS {
                 continue;
             }
             let e = Entry::unpack(d);
@@ -350,7 +455,8 @@ impl Table {
 
     /// Empties the table.
     pub fn clear(&self) {
-        for w in self.words().iter() {
+        let used = (self.mask.load(Relaxed) + 1) * WAYS * 2;
+        for w in self.words()[..used].iter() {
             w.store(0, Relaxed);
         }
     }
@@ -552,6 +658,70 @@ mod tests {
         // The bucket held 5 boards' worth of stores: the least worked one went.
         assert_eq!(t.probe(5 << 20), None);
         assert!(t.probe((1 << 32) | 1).is_some());
+    }
+
+    #[test]
+    fn a_growing_table_keeps_its_entries_as_it_doubles() {
+        // 16 MiB at first (1 Mi entries), at most 64.
+        let t = Table::growing(64);
+        assert_eq!((t.bytes(), t.bytes_in_use()), (64 << 20, 16 << 20));
+        let keys: Vec<u64> = (1..=50_000u64).map(|i| mix(i) | 1).collect();
+        let entry = |i: usize| Entry::proven(-(i as i32 % 9), 7, (i % 6) as u8, 2);
+        for (i, &k) in keys.iter().enumerate() {
+            t.store(k, entry(i));
+        }
+        // Nodes below the entries held: no growth; past them, one doubling, then another.
+        t.note_nodes(1_000_000);
+        assert_eq!(t.bytes_in_use(), 16 << 20);
+        t.note_nodes(100_000);
+        assert_eq!(t.bytes_in_use(), 32 << 20);
+        t.note_nodes(1_200_000);
+        assert_eq!(t.bytes_in_use(), 64 << 20);
+        // Never past the largest size.
+        t.note_nodes(100_000_000);
+        assert_eq!(t.bytes_in_use(), 64 << 20);
+        // Every entry moved with its bucket: found, unchanged, and listed once.
+        let lost = keys.iter().filter(|&&k| t.probe(k).is_none()).count();
+        assert!(lost < 10, "{lost} entries lost");
+        for (i, &k) in keys.iter().enumerate() {
+            if let Some(e) = t.probe(k) {
+                assert_eq!(e, entry(i));
+            }
+        }
+        let listed = t.entries(0);
+        assert_eq!(listed.len(), keys.len() - lost);
+        let mut seen: Vec<u64> = listed.iter().map(|e| e.0).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), listed.len());
+
+        // Stale copies left in an old bucket give way to new entries: fill bucket 0 of a
+        // small table with boards that move when it doubles, double it, then store four
+        // boards that stay in bucket 0: all four are kept.
+        let s = Table::make(4, 1, false);
+        let moving: Vec<u64> = (0..4u64).map(|i| (i << 40) | (1 << 20)).collect();
+        for &k in &moving {
+            s.store(k, Entry::proven(2, 2, 0, 30));
+        }
+        s.grow(0);
+        assert!(moving
+            .iter()
+            .all(|&k| s.probe(k) == Some(Entry::proven(2, 2, 0, 30))));
+        let staying: Vec<u64> = (0..4u64).map(|i| (i << 40) | (2 << 20)).collect();
+        for &k in &staying {
+            s.store(k, Entry::proven(1, 1, 0, 0));
+        }
+        assert!(staying.iter().all(|&k| s.probe(k).is_some()));
+        assert!(moving.iter().all(|&k| s.probe(k).is_some()));
+
+        // `reserve` grows before a load; a fixed table never grows.
+        let r = Table::growing(256);
+        r.reserve(3_000_000);
+        assert_eq!(r.bytes_in_use(), 64 << 20);
+        let f = Table::with_buckets(1 << 10);
+        f.note_nodes(1 << 30);
+        f.reserve(1 << 30);
+        assert_eq!(f.bytes_in_use(), f.bytes());
     }
 
     #[test]

@@ -103,6 +103,7 @@ impl<'a> Worker<'a> {
     /// Adds the locally counted nodes to the shared counter.
     pub fn flush(&mut self) {
         let total = self.shared.nodes.fetch_add(self.pending, Relaxed) + self.pending;
+        self.shared.table.note_nodes(self.pending);
         self.pending = 0;
         if total >= self.shared.node_limit.load(Relaxed) {
             self.shared.interrupt();
