@@ -11,8 +11,8 @@
 # environment:
 #   BUILD_UPTO=N       first build (or complete) the databases up to N seeds, stored
 #   SEEDS="4 5"        boards (6 houses);  CAPTURES="empty standard";  DBS="16 22 30"
-#   THREADS="1 2"      thread counts;  TT_MB  table size in MiB (default 256 for 6x4, 1024 for
-#                      6x5: a table is zeroed as it is first touched, 0.1 s per 512 MiB)
+#   THREADS="1 2"      thread counts;  TT_MB  the table's largest size in MiB (default: solve's
+#                      own, a sixteenth of memory; the table starts at 16 MiB and grows)
 #   EXTRA="..."        more flags for solve (e.g. --deepening off, to see what a step is worth)
 #   LIMIT=600          seconds a run may take: a run stopped there prints the nodes it had
 #                      searched and "stopped" (Ctrl-C, as a user would)
@@ -45,7 +45,7 @@ for capture in ${CAPTURES:-empty standard}; do
             # shellcheck disable=SC2086
             json=$(/usr/bin/time -o "$timing" -f '%e %M' timeout -s INT "${LIMIT:-600}" \
                 "$kalah" solve --houses 6 --seeds "$seeds" --capture "$capture" --db "$dir" \
-                --db-upto "$n" --tt-mb "${TT_MB:-$(( seeds >= 5 ? 1024 : 256 ))}" --threads "$threads" --json ${EXTRA:-} 2>"$err")
+                --db-upto "$n" ${TT_MB:+--tt-mb "$TT_MB"} --threads "$threads" --json ${EXTRA:-} 2>"$err")
             status=$?
             set -e
             read -r wall peak_kib < <(tail -n 1 "$timing")
