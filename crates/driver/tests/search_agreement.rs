@@ -1,6 +1,6 @@
 //! The search agrees with the memoised exhaustive search and the naive reference minimax on
 //! random boards for every rule variant, with and without an endgame table, with tiny tables
-//! (replacement) and with one and two threads.
+//! (replacement), tables that grow, and with one and two threads.
 
 mod common;
 #[path = "../../../tests/reference.rs"]
@@ -131,14 +131,27 @@ fn start_positions_with_tiny_tables_and_databases() {
             for db_seeds in [None, Some(4)] {
                 let db: Option<Arc<dyn Endgame>> =
                     db_seeds.map(|k| Arc::new(MemEndgame::new(&rules, k)) as Arc<dyn Endgame>);
-                for threads in [1, 2] {
-                    let search = Search::new(rules, config(threads, db.clone()));
+                for (threads, grow) in [(1, false), (2, false), (1, true), (2, true)] {
+                    let mut c = config(threads, db.clone());
+                    if grow {
+                        // From one bucket, doubling as the nodes pass the entries, up to 1
+                        // MiB: many doublings, beside the other thread's probes and stores.
+                        c.tt_mb = 1;
+                        c.tt_grow = Some(0);
+                    }
+                    let search = Search::new(rules, c);
                     let an = search
                         .analyse(&board, true, Goal::Exact, &|_| {}, &never)
                         .unwrap();
                     assert_eq!(an.value, want, "{rules}");
                     for &(h, v) in &an.moves {
                         assert_eq!(v, ex.move_value(&board, h));
+                    }
+                    if grow && an.nodes > 4096 {
+                        assert!(
+                            search.table().bytes_in_use() > 64,
+                            "{rules}: the table never grew"
+                        );
                     }
                 }
             }

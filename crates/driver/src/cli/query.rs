@@ -89,7 +89,7 @@ impl Solver {
             self.rules,
             SearchConfig {
                 tt_mb: self.tt_mb,
-                tt_grow: true,
+                tt_grow: Some(kalah_driver::search::tt::GROW_START_MB),
                 endgame,
                 ..SearchConfig::default()
             },

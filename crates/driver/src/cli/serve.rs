@@ -140,7 +140,7 @@ impl Shared {
             *rules,
             SearchConfig {
                 tt_mb: self.tt_mb,
-                tt_grow: true,
+                tt_grow: Some(kalah_driver::search::tt::GROW_START_MB),
                 threads: 1,
                 endgame: db.clone().map(|d| d as Arc<dyn Endgame>),
                 deepening: (5, 3, 11),

@@ -202,7 +202,7 @@ pub fn search_error(e: SearchError) -> CliError {
 fn config(args: &SolveArgs, endgame: Option<Arc<dyn Endgame>>) -> SearchConfig {
     let mut c = SearchConfig {
         tt_mb: args.tt_mb.unwrap_or_else(default_tt_mb),
-        tt_grow: true,
+        tt_grow: Some(kalah_driver::search::tt::GROW_START_MB),
         endgame,
         guess: args.guess,
         node_limit: args.node_limit,

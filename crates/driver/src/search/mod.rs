@@ -40,9 +40,9 @@ pub struct SearchConfig {
     /// Size of the transposition table in MiB; 0 gives a table of one bucket (four entries),
     /// which tests use to exercise replacement.
     pub tt_mb: usize,
-    /// Whether the table starts small and grows with the search up to `tt_mb` MiB
-    /// ([`tt::Table::growing`]), instead of taking all of it at once.
-    pub tt_grow: bool,
+    /// `Some(s)`: the table starts at `s` MiB (0: one bucket) and doubles with the search up
+    /// to `tt_mb` MiB ([`tt::Table::growing`]); `None`: it takes all of `tt_mb` at once.
+    pub tt_grow: Option<usize>,
     /// Threads searching at once (at least 1).
     pub threads: usize,
     /// Exact values for small boards: every board with at most `max_seeds()` seeds is a leaf.
@@ -71,7 +71,7 @@ impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
             tt_mb: 256,
-            tt_grow: false,
+            tt_grow: None,
             threads: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1),
@@ -404,8 +404,8 @@ impl Search {
                 threads: config.threads.max(1),
                 table: if config.tt_mb == 0 {
                     Table::with_buckets(1)
-                } else if config.tt_grow {
-                    Table::growing(config.tt_mb)
+                } else if let Some(start) = config.tt_grow {
+                    Table::growing(start, config.tt_mb)
                 } else {
                     Table::new(config.tt_mb)
                 },

@@ -17,10 +17,11 @@ use std::sync::{Arc, Mutex};
 const WAYS: usize = 4;
 /// Tables of at least this many bytes are faulted in by a thread of their own.
 const PREFAULT_BYTES: usize = 32 << 20;
-/// The first size of a table that grows ([`Table::growing`]). Measured on 6x4 empty capture,
-/// one thread, over 22 (16) seeds: 3.23 M (13.50 M) nodes from 4 MiB, 3.13 M (13.45 M) from 16
-/// MiB, against 3.10 M (13.27 M) with a fixed table of 256 (1024) MiB.
-const START_BYTES: usize = 16 << 20;
+/// The first size in MiB of the tables that grow in `solve`, `query` and `serve`
+/// ([`Table::growing`]). Measured on 6x4 empty capture, one thread, over 22 (16) seeds: 3.23 M
+/// (13.50 M) nodes from 4 MiB, 3.13 M (13.45 M) from 16 MiB, against 3.10 M (13.27 M) with a
+/// fixed table of 256 (1024) MiB.
+pub const GROW_START_MB: usize = 16;
 /// The move field value meaning "no move known".
 pub const NO_MOVE: u8 = 15;
 
@@ -191,7 +192,7 @@ impl Table {
         buckets
     }
 
-    /// A table of at most `mb` MiB that starts at 16 MiB and doubles each time the nodes
+    /// A table of at most `mb` MiB that starts at `start_mb` (0: one bucket) and doubles each time the nodes
     /// searched with it pass the entries it holds. The system zeroes each page of the table
     /// on its first write, and on a virtual machine that costs far more than the write (0.46
     /// s of system time in a 3.4 s search with 256 MiB, 1.9 s with 1 GiB, where 64 MiB would
@@ -200,9 +201,13 @@ impl Table {
     /// copied to their new bucket (by the thread that doubled it, while the others search on;
     /// a board looked up before its entry is copied is only a miss). The memory is mapped at
     /// the largest size from the start, so the table never moves.
-    pub fn growing(mb: usize) -> Table {
+    pub fn growing(start_mb: usize, mb: usize) -> Table {
         let max = Table::buckets_for(mb);
-        let start = Table::buckets_for(START_BYTES >> 20).min(max);
+        let start = if start_mb == 0 {
+            1
+        } else {
+            Table::buckets_for(start_mb).min(max)
+        };
         Table::make(max, start, false)
     }
 
@@ -663,7 +668,7 @@ mod tests {
     #[test]
     fn a_growing_table_keeps_its_entries_as_it_doubles() {
         // 16 MiB at first (1 Mi entries), at most 64.
-        let t = Table::growing(64);
+        let t = Table::growing(GROW_START_MB, 64);
         assert_eq!((t.bytes(), t.bytes_in_use()), (64 << 20, 16 << 20));
         let keys: Vec<u64> = (1..=50_000u64).map(|i| mix(i) | 1).collect();
         let entry = |i: usize| Entry::proven(-(i as i32 % 9), 7, (i % 6) as u8, 2);
@@ -715,7 +720,7 @@ mod tests {
         assert!(moving.iter().all(|&k| s.probe(k).is_some()));
 
         // `reserve` grows before a load; a fixed table never grows.
-        let r = Table::growing(256);
+        let r = Table::growing(GROW_START_MB, 256);
         r.reserve(3_000_000);
         assert_eq!(r.bytes_in_use(), 64 << 20);
         let f = Table::with_buckets(1 << 10);
