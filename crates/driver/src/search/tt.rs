@@ -538,6 +538,12 @@ impl LeafCache {
         LeafCache { words, mask: n - 1 }
     }
 
+    /// Whether the cache holds nothing, ever (made with 0 MiB).
+    #[inline]
+    pub fn is_off(&self) -> bool {
+        self.words.is_empty()
+    }
+
     /// The cached value of the board with this key.
     #[inline]
     pub fn get(&self, key: u64) -> Option<i32> {

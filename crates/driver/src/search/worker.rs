@@ -282,6 +282,8 @@ impl<'a> Worker<'a> {
         let mut best_upper_move = NO_MOVE;
         let mut all_proven = true;
         let mut sown = [None; 8];
+        // Database leaves need their key only for the cache in front of the database.
+        let leaf_keys = !self.shared.leaves.is_off();
         for (h, slot) in sown.iter_mut().enumerate().take(m) {
             if board.cells()[h] == 0 {
                 continue;
@@ -290,7 +292,7 @@ impl<'a> Worker<'a> {
             let next = s.next();
             let fin = next.final_value(&self.rules);
             let small = (next.seeds() as i32) <= self.leaf;
-            let k = tt::key(&next);
+            let k = if small && !leaf_keys { 0 } else { tt::key(&next) };
             let mut place = None;
             if fin.is_none() {
                 if small {
