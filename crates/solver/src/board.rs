@@ -36,6 +36,7 @@ pub struct Sowing {
 impl Sowing {
     /// The board as the next player to move sees it: the same player after an extra turn, the
     /// opponent otherwise.
+    #[inline]
     pub fn next(&self) -> Board {
         if self.extra_turn {
             self.after
@@ -148,10 +149,12 @@ impl Board {
     /// The same houses seen by the other player.
     #[inline]
     pub fn flipped(&self) -> Board {
-        let m = self.m as usize;
-        let mut cells = [0u8; 2 * MAX_HOUSES];
-        cells[..m].copy_from_slice(&self.cells[m..2 * m]);
-        cells[m..2 * m].copy_from_slice(&self.cells[..m]);
+        // The two sides swapped as halves of one 128-bit word (`m` is at most 8, so a side is
+        // at most 64 bits; unused cells stay zero): no copies of slices of variable length.
+        let bits = 8 * self.m as u32;
+        let x = u128::from_le_bytes(self.cells);
+        let side = (1u128 << bits) - 1;
+        let cells = (((x >> bits) & side) | ((x & side) << bits)).to_le_bytes();
         Board { m: self.m, cells }
     }
 
@@ -285,6 +288,23 @@ impl fmt::Display for Board {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flipping_swaps_the_sides_for_every_board_size() {
+        for m in 1..=MAX_HOUSES {
+            let mover: Vec<u8> = (0..m as u8).map(|i| 30 - 3 * i).collect();
+            let opponent: Vec<u8> = (0..m as u8).map(|i| 1 + 2 * i).collect();
+            let b = Board::new(&mover, &opponent);
+            let f = b.flipped();
+            assert_eq!(
+                (f.mover(), f.opponent()),
+                (&opponent[..], &mover[..]),
+                "{m}"
+            );
+            assert!(f.raw()[2 * m..].iter().all(|&c| c == 0), "{m}");
+            assert_eq!(f.flipped(), b);
+        }
+    }
 
     fn rules(capture: Capture) -> Rules {
         Rules {

@@ -292,7 +292,11 @@ impl<'a> Worker<'a> {
             let next = s.next();
             let fin = next.final_value(&self.rules);
             let small = (next.seeds() as i32) <= self.leaf;
-            let k = if small && !leaf_keys { 0 } else { tt::key(&next) };
+            let k = if small && !leaf_keys {
+                0
+            } else {
+                tt::key(&next)
+            };
             let mut place = None;
             if fin.is_none() {
                 if small {
