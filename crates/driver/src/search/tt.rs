@@ -192,15 +192,15 @@ impl Table {
         buckets
     }
 
-    /// A table of at most `mb` MiB that starts at `start_mb` (0: one bucket) and doubles each time the nodes
-    /// searched with it pass the entries it holds. The system zeroes each page of the table
-    /// on its first write, and on a virtual machine that costs far more than the write (0.46
-    /// s of system time in a 3.4 s search with 256 MiB, 1.9 s with 1 GiB, where 64 MiB would
-    /// do: 6x4 over 22 seeds, one thread): a table
-    /// the size of the search saves it. Entries whose bucket moves when the table doubles are
-    /// copied to their new bucket (by the thread that doubled it, while the others search on;
-    /// a board looked up before its entry is copied is only a miss). The memory is mapped at
-    /// the largest size from the start, so the table never moves.
+    /// A table of at most `mb` MiB that starts at `start_mb` (0: one bucket) and doubles each
+    /// time the nodes searched with it pass the entries it holds. The system zeroes each page
+    /// of the table on its first write, and on a virtual machine that costs far more than the
+    /// write (0.46 s of system time in a 3.4 s search with 256 MiB, 1.9 s with 1 GiB, where 64
+    /// MiB would do: 6x4 over 22 seeds, one thread): a table the size of the search saves it.
+    /// Entries whose bucket moves when the table doubles are copied to their new bucket (by
+    /// the thread that doubled it, while the others search on; a board looked up before its
+    /// entry is copied is only a miss). The memory is mapped at the largest size from the
+    /// start, so the table never moves.
     pub fn growing(start_mb: usize, mb: usize) -> Table {
         let max = Table::buckets_for(mb);
         let start = if start_mb == 0 {
