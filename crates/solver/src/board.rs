@@ -5,7 +5,7 @@
 //! alone: the *value* of a board is the net number of seeds the player to move will still gain
 //! from the seeds now in the houses, with perfect play by both sides.
 
-use crate::rules::{Capture, EndRule, Leftover, Rules, MAX_HOUSES};
+use crate::rules::{EndRule, Leftover, Rules, MAX_HOUSES};
 use std::fmt;
 
 /// The houses of both sides, mover's first.
@@ -253,13 +253,8 @@ impl Board {
         let mut captured = None;
         if last < m && c[last] == 1 {
             let opposite = 2 * m - 1 - last;
-            let take = match rules.capture {
-                Capture::Standard => c[opposite] > 0,
-                Capture::Empty => true,
-                Capture::Never => false,
-            };
-            if take {
-                let opp = c[opposite] as u32;
+            let opp = c[opposite] as u32;
+            if rules.capture.takes(opp) {
                 gain += opp + 1;
                 captured = Some(opp);
                 c[last] = 0;
@@ -300,6 +295,7 @@ impl fmt::Display for Board {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::Capture;
 
     /// Sowing one seed at a time, as the rules say it.
     fn sow_naive(b: &Board, rules: &Rules, house: usize) -> Sowing {

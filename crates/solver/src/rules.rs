@@ -27,6 +27,19 @@ pub enum Capture {
     Never,
 }
 
+impl Capture {
+    /// Whether a last seed landing in an empty house of the mover's own captures, with
+    /// `opposite` seeds in the opposite house.
+    #[inline]
+    pub fn takes(self, opposite: u32) -> bool {
+        match self {
+            Capture::Standard => opposite > 0,
+            Capture::Empty => true,
+            Capture::Never => false,
+        }
+    }
+}
+
 /// Who gets the seeds left in the houses when the game ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Leftover {

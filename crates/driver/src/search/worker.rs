@@ -204,14 +204,7 @@ impl<'a> Worker<'a> {
             let reach = if x < lap { x } else { x % lap };
             cost += if reach == m - i {
                 6
-            } else if j < m
-                && c[j] == 0
-                && match self.rules.capture {
-                    Capture::Empty => true,
-                    Capture::Standard => c[2 * m - 1 - j] > 0,
-                    Capture::Never => false,
-                }
-            {
+            } else if j < m && c[j] == 0 && self.rules.capture.takes(c[2 * m - 1 - j] as u32) {
                 2
             } else {
                 4

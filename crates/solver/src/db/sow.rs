@@ -128,12 +128,7 @@ impl Sower {
         if last < m && (c >> (8 * last)) & 0xff == 1 {
             let opposite = 2 * m - 1 - last;
             let opp = ((c >> (8 * opposite)) & 0xff) as u32;
-            let take = match self.capture {
-                Capture::Standard => opp > 0,
-                Capture::Empty => true,
-                Capture::Never => false,
-            };
-            if take {
+            if self.capture.takes(opp) {
                 gain += opp + 1;
                 c &= !(0xffu128 << (8 * last) | 0xffu128 << (8 * opposite));
             }
