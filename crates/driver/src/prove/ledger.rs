@@ -310,6 +310,11 @@ pub fn read(dir: &Path) -> Result<Contents, String> {
     File::open(&p)
         .and_then(|mut f| f.read_to_end(&mut bytes))
         .map_err(|e| format!("{}: {e}", p.display()))?;
+    parse(&p, &bytes)
+}
+
+/// Checks the bytes of a ledger read from `p` (named in errors); see [`read`].
+fn parse(p: &Path, bytes: &[u8]) -> Result<Contents, String> {
     let mut lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
     let mut torn_bytes = 0;
     // The last line is torn if it has no newline or does not read as a record.
@@ -429,13 +434,114 @@ impl Ledger {
         ))
     }
 
-    /// Appends a record and makes it durable before returning.
+    /// Appends a record and makes it durable before returning. If the ledger's name no longer
+    /// names the file this process opened (it was removed, or replaced by a checkout, a copy
+    /// or an editor while the proof ran), the two are joined first; see [`Ledger::rejoin`].
     pub fn append(&mut self, r: &Record) -> Result<(), String> {
+        if !self.path_is_ours() {
+            self.rejoin()?;
+        }
         self.file
             .write_all(line(&record_json(r)).as_bytes())
             .and_then(|_| self.file.sync_data())
             .map_err(|e| format!("{}: {e}", self.path.display()))
     }
+
+    /// Whether the ledger's path still names the open file (same device and inode).
+    fn path_is_ours(&self) -> bool {
+        match (std::fs::metadata(&self.path), self.file.metadata()) {
+            (Ok(named), Ok(open)) => same_file(&named, &open),
+            _ => false,
+        }
+    }
+
+    /// Makes the ledger's path name a file that holds every record: those of the file now at
+    /// the path (if any) followed by those of this process's file that it lacks, written to
+    /// a temporary name and renamed, then reopened for appending. Records are facts, so
+    /// their union is a ledger that claims nothing either side did not prove. If the file at
+    /// the path is not a ledger of the same rules, this process's records are saved beside
+    /// it as `ledger.jsonl.kept-<pid>` and the error says so.
+    fn rejoin(&mut self) -> Result<(), String> {
+        let p = self.path.clone();
+        let err = |e: std::io::Error| format!("{}: {e}", p.display());
+        let mut ours = Vec::new();
+        self.file
+            .seek(SeekFrom::Start(0))
+            .and_then(|_| self.file.read_to_end(&mut ours))
+            .map_err(err)?;
+        let mine = parse(&p, &ours)?;
+        let theirs = match std::fs::read(&p) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(err(e)),
+        };
+        let joined = match &theirs {
+            None => ours[..mine.good_len as usize].to_vec(),
+            Some(b) => match parse(&p, b) {
+                Ok(c) if c.header == mine.header => join(&b[..c.good_len as usize], &ours),
+                found => {
+                    let kept = p.with_file_name(format!("{FILE}.kept-{}", std::process::id()));
+                    write_renamed(&kept, &ours)?;
+                    let why = match found {
+                        Ok(_) => "a ledger of other rules".to_string(),
+                        Err(e) => format!("not a ledger ({e})"),
+                    };
+                    return Err(format!(
+                        "{} was replaced while the proof ran, by {why}; this run's records are \
+                         saved in {}",
+                        p.display(),
+                        kept.display()
+                    ));
+                }
+            },
+        };
+        write_renamed(&p, &joined)?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&p)
+            .map_err(err)?;
+        file.seek(SeekFrom::End(0)).map_err(err)?;
+        self.file = file;
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_a: &std::fs::Metadata, _b: &std::fs::Metadata) -> bool {
+    true
+}
+
+/// The lines of `theirs` (a checked ledger without a torn tail), then every complete line
+/// of `ours` after its header that `theirs` does not hold.
+fn join(theirs: &[u8], ours: &[u8]) -> Vec<u8> {
+    let have: std::collections::HashSet<&[u8]> = theirs.split_inclusive(|&b| b == b'\n').collect();
+    let mut out = theirs.to_vec();
+    for l in ours.split_inclusive(|&b| b == b'\n').skip(1) {
+        if l.ends_with(b"\n") && !have.contains(l) {
+            out.extend_from_slice(l);
+        }
+    }
+    out
+}
+
+/// Writes `bytes` to a temporary name beside `p`, makes them durable and renames it to `p`.
+fn write_renamed(p: &Path, bytes: &[u8]) -> Result<(), String> {
+    let tmp = p.with_file_name(format!(
+        "{}.tmp-{}",
+        p.file_name().and_then(|n| n.to_str()).unwrap_or(FILE),
+        std::process::id()
+    ));
+    let err = |e: std::io::Error| format!("{}: {e}", tmp.display());
+    let mut f = File::create(&tmp).map_err(err)?;
+    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(err)?;
+    std::fs::rename(&tmp, p).map_err(|e| format!("{}: {e}", p.display()))
 }
 
 #[cfg(test)]
@@ -512,6 +618,53 @@ mod tests {
             },
         };
         assert!(Ledger::open(dir.path(), &other).is_err());
+    }
+
+    #[test]
+    fn a_ledger_replaced_or_removed_under_a_running_proof_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = Header { rules: rules() };
+        let p = path(dir.path());
+        let (mut l, _) = Ledger::open(dir.path(), &h).unwrap();
+        l.append(&unit(1, Verdict::AtLeast)).unwrap();
+        let older = std::fs::read(&p).unwrap();
+        l.append(&unit(2, Verdict::AtLeast)).unwrap();
+        // A checkout puts the older file back (a new file under the same name), and another
+        // copy of the proof added a record of its own to it.
+        let tmp = dir.path().join("checkout");
+        std::fs::write(&tmp, &older).unwrap();
+        {
+            let mut other = OpenOptions::new().append(true).open(&tmp).unwrap();
+            other
+                .write_all(line(&record_json(&unit(7, Verdict::Below))).as_bytes())
+                .unwrap();
+        }
+        std::fs::rename(&tmp, &p).unwrap();
+        l.append(&unit(3, Verdict::Below)).unwrap();
+        let thresholds = |c: Contents| -> Vec<i32> {
+            c.records
+                .iter()
+                .map(|(_, r)| match r {
+                    Record::Unit(u) => u.threshold,
+                    Record::Root(r) => r.threshold,
+                })
+                .collect()
+        };
+        assert_eq!(thresholds(read(dir.path()).unwrap()), vec![1, 7, 2, 3]);
+        // Removed: the next append writes it anew, whole.
+        std::fs::remove_file(&p).unwrap();
+        l.append(&unit(4, Verdict::Below)).unwrap();
+        assert_eq!(thresholds(read(dir.path()).unwrap()), vec![1, 7, 2, 3, 4]);
+        // Replaced by something that is not a ledger: an error, and nothing lost.
+        std::fs::remove_file(&p).unwrap();
+        std::fs::write(&p, "not a ledger\n").unwrap();
+        let e = l.append(&unit(5, Verdict::Below)).unwrap_err();
+        assert!(e.contains("replaced") && e.contains("kept"), "{e}");
+        let kept = dir
+            .path()
+            .join(format!("{FILE}.kept-{}", std::process::id()));
+        let saved = parse(&kept, &std::fs::read(&kept).unwrap()).unwrap();
+        assert_eq!(thresholds(saved), vec![1, 7, 2, 3, 4]);
     }
 
     #[test]
