@@ -523,6 +523,9 @@ fn same_file(_a: &std::fs::Metadata, _b: &std::fs::Metadata) -> bool {
 fn join(theirs: &[u8], ours: &[u8]) -> Vec<u8> {
     let have: std::collections::HashSet<&[u8]> = theirs.split_inclusive(|&b| b == b'\n').collect();
     let mut out = theirs.to_vec();
+    if !out.ends_with(b"\n") {
+        out.push(b'\n');
+    }
     for l in ours.split_inclusive(|&b| b == b'\n').skip(1) {
         if l.ends_with(b"\n") && !have.contains(l) {
             out.extend_from_slice(l);
