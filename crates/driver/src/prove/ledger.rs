@@ -397,12 +397,7 @@ impl Ledger {
         let p = path(dir);
         if !p.exists() {
             // A new ledger: the header is written to a temporary name and renamed.
-            let tmp = dir.join(format!("{FILE}.tmp"));
-            let mut f = File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
-            f.write_all(line(&header_json(header)).as_bytes())
-                .and_then(|_| f.sync_all())
-                .map_err(|e| format!("{}: {e}", tmp.display()))?;
-            std::fs::rename(&tmp, &p).map_err(|e| format!("{}: {e}", p.display()))?;
+            write_renamed(&p, line(&header_json(header)).as_bytes())?;
         }
         let contents = read(dir)?;
         if contents.header != *header {
