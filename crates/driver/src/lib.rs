@@ -7,5 +7,6 @@
 pub mod api;
 pub mod prove;
 pub mod search;
+mod write_renamed;
 
 pub use search::{Analysis, Goal, Pie, PieTurn, Progress, Search, SearchConfig, SearchError};

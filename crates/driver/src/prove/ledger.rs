@@ -529,17 +529,9 @@ fn join(theirs: &[u8], ours: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Writes `bytes` to a temporary name beside `p`, makes them durable and renames it to `p`.
+/// [`crate::write_renamed::write_renamed`], with the path in its error.
 fn write_renamed(p: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = p.with_file_name(format!(
-        "{}.tmp-{}",
-        p.file_name().and_then(|n| n.to_str()).unwrap_or(FILE),
-        std::process::id()
-    ));
-    let err = |e: std::io::Error| format!("{}: {e}", tmp.display());
-    let mut f = File::create(&tmp).map_err(err)?;
-    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(err)?;
-    std::fs::rename(&tmp, p).map_err(|e| format!("{}: {e}", p.display()))
+    crate::write_renamed::write_renamed(p, bytes).map_err(|e| format!("{}: {e}", p.display()))
 }
 
 #[cfg(test)]

@@ -467,10 +467,10 @@ impl<'a> Coordinator<'a> {
     }
 
     fn write_snapshot(&self, v: &serde_json::Value) {
-        let tmp = self.config.dir.join("status.json.tmp");
-        if std::fs::write(&tmp, v.to_string()).is_ok() {
-            let _ = std::fs::rename(&tmp, self.config.dir.join(STATUS));
-        }
+        let _ = crate::write_renamed::write_renamed(
+            &self.config.dir.join(STATUS),
+            v.to_string().as_bytes(),
+        );
     }
 
     /// Splits leaf `i` of `tree` into its moves, or retries it with a larger budget when it

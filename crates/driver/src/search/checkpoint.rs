@@ -9,7 +9,7 @@
 //! capture, leftover, end codes `u8` each), houses of the board `u8` and its 16 raw cells,
 //! all-moves `u8`, goal tag `u8` (0 exact, 1 sign) and its `i32`, settled moves (`u32` count,
 //! then house `u8` and value `i32` each), entries (`u64` count, then key `u64` and data `u64`
-//! each), and last the xxh3-64 of everything before it. Written to `FILE.tmp` and renamed.
+//! each), and last the xxh3-64 of everything before it. Written to a temporary name beside `FILE`, synced, and renamed.
 
 use super::tt::Entry;
 use super::Goal;
@@ -191,10 +191,7 @@ impl Checkpoint {
 
     /// Writes the file atomically (a temporary name, then a rename).
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        std::fs::write(&tmp, self.to_bytes())?;
-        std::fs::rename(&tmp, path)
+        crate::write_renamed::write_renamed(path, &self.to_bytes())
     }
 
     /// Reads a file.
