@@ -184,8 +184,11 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
         "8",
         "--split-depth",
         "6",
+        "--table-every",
+        "0",
     ]);
     let ledger = cwd.join("run/ledger.jsonl");
+    let table = cwd.join("run/table.ckp");
     let mut kills = 0;
     for round in 0..3 {
         let before = ledger_lines(&ledger);
@@ -215,6 +218,11 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
             child.kill().unwrap();
             child.wait().unwrap();
             kills += 1;
+            // With `--table-every 0` the table is saved after each unit, before its record:
+            // a run killed outright leaves one once its ledger holds a unit.
+            if ledger_lines(&ledger) >= 5 {
+                assert!(table.is_file(), "a killed run left no table");
+            }
         }
         // What was written before the kill is kept: the file only grows.
         assert!(ledger_lines(&ledger) >= before);

@@ -96,6 +96,11 @@ pub struct RunArgs {
     /// Also print a progress line to stderr every SECS seconds (for logs of long runs).
     #[arg(long, value_name = "SECS")]
     pub log_every: Option<u64>,
+    /// Also save the table beside the ledger (`table.ckp`, for the next run) after a unit
+    /// when SECS seconds have passed since the last save, so that a run killed outright
+    /// loses at most that much of it (0: after every unit). It is always saved at the end.
+    #[arg(long, default_value_t = 1800, value_name = "SECS")]
+    pub table_every: u64,
 }
 
 /// Arguments of `kalah prove status`.
@@ -258,6 +263,46 @@ const TABLE: &str = "table.ckp";
 /// (and exact ones); the others are quick to prove again.
 const TABLE_MIN_WORK: u8 = 10;
 
+/// The search in this process, saving its table beside the ledger after a unit when
+/// `every` has passed since the last save (between units no search is under way).
+struct TableSaving<'a> {
+    inner: LocalRunner<'a>,
+    search: &'a Search,
+    path: &'a Path,
+    every: std::time::Duration,
+    last: std::time::Instant,
+}
+
+impl Runner for TableSaving<'_> {
+    fn slots(&self) -> usize {
+        self.inner.slots()
+    }
+
+    fn start(&mut self, job: kalah_driver::prove::Job) -> Result<(), ProveError> {
+        self.inner.start(job)
+    }
+
+    fn wait(
+        &mut self,
+        progress: &(dyn Fn(&kalah_driver::Progress) + Sync),
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<kalah_driver::prove::Done, ProveError> {
+        let done = self.inner.wait(progress, cancel)?;
+        if self.last.elapsed() >= self.every {
+            // The table is a cache: a failed save costs the next run time, never this one.
+            if let Err(e) = self.search.save_table(
+                self.path,
+                &Board::start(&self.search.rules()),
+                TABLE_MIN_WORK,
+            ) {
+                eprintln!("warning: {e}");
+            }
+            self.last = std::time::Instant::now();
+        }
+        Ok(done)
+    }
+}
+
 /// Loads `--preload` into a prover's table.
 fn preload(args: &RunArgs, search: &Search, worker: &mut String) -> CliResult {
     if let Some(p) = &args.preload {
@@ -382,7 +427,13 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
             bar.suspend(|| eprintln!("[{:.0} s] {}", p.seconds, prove_message(p)));
         }
     };
-    let mut local = LocalRunner::new(&search, db_seeds, worker);
+    let mut local = TableSaving {
+        inner: LocalRunner::new(&search, db_seeds, worker),
+        search: &search,
+        path: &table,
+        every: std::time::Duration::from_secs(args.table_every),
+        last: std::time::Instant::now(),
+    };
     let runner: &mut dyn Runner = match runner {
         Some(r) => r,
         None => &mut local,
