@@ -364,7 +364,7 @@ fn solve_picks_and_names_its_database_when_none_is_given() {
 }
 
 #[test]
-fn solve_with_db_huge_pages_reads_the_database_again_and_agrees() {
+fn solve_with_db_huge_pages_and_db_lock_reads_the_database_again_and_agrees() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().to_str().unwrap();
     for codec in ["stored", "search"] {
@@ -380,7 +380,7 @@ fn solve_with_db_huge_pages_reads_the_database_again_and_agrees() {
             "solve", "--houses", "4", "--seeds", "3", "--db", db, "--json",
         ];
         let plain = json(&args);
-        let out = kalah(&[&args[..], &["--db-huge-pages"]].concat());
+        let out = kalah(&[&args[..], &["--db-huge-pages", "--db-lock"]].concat());
         assert!(
             out.status.success(),
             "{}",
@@ -392,6 +392,11 @@ fn solve_with_db_huge_pages_reads_the_database_again_and_agrees() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             err.contains("read") && err.contains("of the database into memory"),
+            "{codec}: {err}"
+        );
+        // Locked, or (under a low `ulimit -l`) a warning that says it is not.
+        assert!(
+            err.contains("locked") && err.contains("in memory"),
             "{codec}: {err}"
         );
         std::fs::remove_dir_all(dir.path()).unwrap();

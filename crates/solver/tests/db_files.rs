@@ -424,7 +424,7 @@ fn stored_probes_from_many_threads_agree() {
 }
 
 #[test]
-fn reading_in_place_levels_into_the_page_cache_reads_them_whole_and_changes_no_value() {
+fn reading_in_place_levels_into_the_page_cache_and_locking_them_changes_no_value() {
     let dir = tempfile::tempdir().unwrap();
     build_codec(dir.path(), STORED_TOP, Codec::Stored);
     let want = values(&Database::open(dir.path(), &rules()).unwrap(), STORED_TOP);
@@ -447,12 +447,40 @@ fn reading_in_place_levels_into_the_page_cache_reads_them_whole_and_changes_no_v
         "files already in memory are not read again"
     );
     assert_eq!(values(&db, STORED_TOP), want);
-    // Compressed levels are not probed in place: nothing to read.
+    // Locked in memory: every in-place byte, the same values. A system may refuse only for
+    // a memory-lock limit below the database's size.
+    match db.lock_in_memory() {
+        Ok(locked) => assert_eq!(locked, bytes),
+        Err(e) => {
+            #[cfg(unix)]
+            {
+                let mut lim = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                // SAFETY: `getrlimit` writes one `rlimit` into the value given.
+                assert_eq!(
+                    unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) },
+                    0
+                );
+                assert!(
+                    lim.rlim_cur < bytes,
+                    "refused under a limit of {}: {e}",
+                    lim.rlim_cur
+                );
+            }
+            #[cfg(not(unix))]
+            let _ = e;
+        }
+    }
+    assert_eq!(values(&db, STORED_TOP), want);
+    // Compressed levels are not probed in place: nothing to read, nothing to lock.
     let zstd = tempfile::tempdir().unwrap();
     build_codec(zstd.path(), 8, Codec::Zstd);
     let z = Database::open(zstd.path(), &rules()).unwrap();
     assert_eq!(z.in_place_bytes(), 0);
     assert_eq!(z.read_into_page_cache(true, &|_| {}).unwrap(), 0);
+    assert_eq!(z.lock_in_memory().unwrap(), 0);
 }
 
 /// Boards of the stored top level with their values: a spread over every block, with the

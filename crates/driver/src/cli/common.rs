@@ -143,6 +143,12 @@ pub struct DbArgs {
     /// probes. Without it, levels not yet cached are read in order all the same.
     #[arg(long)]
     pub db_huge_pages: bool,
+    /// Lock the levels probed in place in memory (`mlock`), so that nothing else the machine
+    /// runs (a build, another search) evicts them or splits their huge pages during a long
+    /// search. Needs a memory-lock limit (`ulimit -l`) above the database's size; if the
+    /// system refuses, a warning, and the search goes on unlocked.
+    #[arg(long)]
+    pub db_lock: bool,
     /// Use only the levels 0..=N of the database (to compare database sizes).
     #[arg(long, value_name = "N")]
     pub db_upto: Option<u32>,

@@ -247,6 +247,7 @@ fn prove_search(
         args.database.db_upto,
         Some(Fill {
             evict: args.database.db_huge_pages,
+            lock: args.database.db_lock,
             visible: show_progress(args.json),
         }),
     )?;
@@ -523,6 +524,7 @@ fn endgame_for(
 ) -> CliResult<Option<Arc<dyn Endgame>>> {
     let fill = (!lazy).then_some(Fill {
         evict: false,
+        lock: false,
         visible,
     });
     open_endgame(db, rules, lazy, None, fill)

@@ -137,6 +137,15 @@ pub fn open_endgame(
                 );
             }
         }
+        if f.lock {
+            match db.lock_in_memory() {
+                Ok(b) => eprintln!("locked {:.2} GB of the database in memory", b as f64 / 1e9),
+                Err(e) => eprintln!(
+                    "warning: the database is not locked in memory ({e}); the search goes on \
+                     without --db-lock (raise the limit with `ulimit -l`)"
+                ),
+            }
+        }
     }
     Ok(Some(Arc::new(db)))
 }
@@ -147,6 +156,8 @@ pub struct Fill {
     /// Read every file again, even when cached, so that it lands in huge pages
     /// (`--db-huge-pages`).
     pub evict: bool,
+    /// Lock the levels probed in place in memory afterwards (`--db-lock`).
+    pub lock: bool,
     /// Show a progress bar.
     pub visible: bool,
 }
@@ -370,6 +381,7 @@ pub fn run(args: &SolveArgs) -> CliResult {
         args.database.db_upto,
         Some(Fill {
             evict: args.database.db_huge_pages,
+            lock: args.database.db_lock,
             visible: show_progress(args.json),
         }),
     )?;

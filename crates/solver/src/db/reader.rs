@@ -104,6 +104,17 @@ impl MappedFile {
         Ok(bytes)
     }
 
+    /// Locks the map's pages in memory (`mlock`): they stay resident, and, mapped as huge
+    /// pages, stay so, whatever else the machine does (a build beside a long search otherwise
+    /// fills the page cache, the kernel reclaims from the map and splits its huge-page
+    /// mappings). Returns the bytes locked (0 for a file read instead of mapped).
+    fn lock(&self) -> std::io::Result<u64> {
+        match self {
+            MappedFile::Map(m) => m.lock().map(|_| m.len() as u64),
+            MappedFile::Small(_) => Ok(0),
+        }
+    }
+
     /// Tells the kernel that bytes `start..end` are needed soon (one read instead of a fault per
     /// page).
     fn will_need(&self, start: u64, end: u64) {
@@ -261,6 +272,14 @@ impl LevelFile {
         progress: &dyn Fn(u64),
     ) -> Result<u64, DbError> {
         self.map.read_into_page_cache(&self.path, evict, progress)
+    }
+
+    /// See [`MappedFile::lock`].
+    pub(crate) fn lock_in_memory(&self) -> Result<u64, DbError> {
+        self.map.lock().map_err(|source| DbError::Io {
+            path: self.path.clone(),
+            source,
+        })
     }
 
     /// Whether probes read the level straight from the map (stored and search levels), with
