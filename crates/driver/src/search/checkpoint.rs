@@ -9,7 +9,8 @@
 //! capture, leftover, end codes `u8` each), houses of the board `u8` and its 16 raw cells,
 //! all-moves `u8`, goal tag `u8` (0 exact, 1 sign) and its `i32`, settled moves (`u32` count,
 //! then house `u8` and value `i32` each), entries (`u64` count, then key `u64` and data `u64`
-//! each), and last the xxh3-64 of everything before it. Written to a temporary name beside `FILE`, synced, and renamed.
+//! each), and last the xxh3-64 of everything before it. Written to a temporary name beside
+//! `FILE`, synced, and renamed.
 
 use super::tt::Entry;
 use super::Goal;

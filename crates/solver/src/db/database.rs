@@ -244,9 +244,9 @@ impl Database {
     /// after [`Database::read_into_page_cache`]), so that the pages stay resident and keep
     /// their huge-page mappings while other programs use memory (docs/benchmarks.md: builds
     /// beside a proof over the 15.2 GB search form left 1.3 GB of it mapped in huge pages,
-    /// from 14.4, and 1.4 GB evicted). The locks
-    /// end with the maps. Returns the bytes locked; an error when the system refuses (for
-    /// example a `ulimit -l` below the database's size), with the levels locked so far kept.
+    /// from 14.4, and 1.4 GB evicted). The locks end with the maps. Returns the bytes
+    /// locked; an error when the system refuses (for example a `ulimit -l` below the
+    /// database's size), with the levels locked so far kept.
     pub fn lock_in_memory(&self) -> Result<u64, DbError> {
         let mut bytes = 0;
         for f in self.levels.iter().filter(|f| f.probed_in_place()) {
