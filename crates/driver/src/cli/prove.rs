@@ -264,11 +264,18 @@ const TABLE: &str = "table.ckp";
 /// (and exact ones); the others are quick to prove again.
 const TABLE_MIN_WORK: u8 = 10;
 
+/// Saves the costly proven bounds of `search`'s table to `path` for the next run, as a
+/// checkpoint of the start of `rules`; returns the entries saved.
+fn save_table(search: &Search, rules: &Rules, path: &Path) -> Result<usize, SearchError> {
+    search.save_table(path, &Board::start(rules), TABLE_MIN_WORK)
+}
+
 /// The search in this process, saving its table beside the ledger after a unit when
 /// `every` has passed since the last save (between units no search is under way).
 struct TableSaving<'a> {
     inner: LocalRunner<'a>,
     search: &'a Search,
+    rules: Rules,
     path: &'a Path,
     every: std::time::Duration,
     last: std::time::Instant,
@@ -291,11 +298,7 @@ impl Runner for TableSaving<'_> {
         let done = self.inner.wait(progress, cancel)?;
         if self.last.elapsed() >= self.every {
             // The table is a cache: a failed save costs the next run time, never this one.
-            if let Err(e) = self.search.save_table(
-                self.path,
-                &Board::start(&self.search.rules()),
-                TABLE_MIN_WORK,
-            ) {
+            if let Err(e) = save_table(self.search, &self.rules, self.path) {
                 eprintln!("warning: {e}");
             }
             self.last = std::time::Instant::now();
@@ -431,6 +434,7 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     let mut local = TableSaving {
         inner: LocalRunner::new(&search, db_seeds, worker),
         search: &search,
+        rules,
         path: &table,
         every: std::time::Duration::from_secs(args.table_every),
         last: std::time::Instant::now(),
@@ -446,7 +450,7 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
         // Finished or interrupted, the table's costly proven bounds go beside the ledger for
         // the next run (a run killed outright only loses this speed-up).
         let t = std::time::Instant::now();
-        match search.save_table(&table, &Board::start(&rules), TABLE_MIN_WORK) {
+        match save_table(&search, &rules, &table) {
             Ok(n) if !args.json => eprintln!(
                 "saved {n} proven table entries to {} for the next run ({:.1} s)",
                 table.display(),
