@@ -446,6 +446,10 @@ fn reading_in_place_levels_into_the_page_cache_and_locking_them_changes_no_value
         0,
         "files already in memory are not read again"
     );
+    // Just read, every in-place byte is in memory (the system says so on Unix).
+    #[cfg(unix)]
+    assert_eq!(db.in_place_resident_bytes(), bytes);
+    assert!(db.in_place_resident_bytes() <= bytes);
     assert_eq!(values(&db, STORED_TOP), want);
     // Locked in memory: every in-place byte, the same values. A system may refuse only for
     // a memory-lock limit below the database's size.
@@ -479,6 +483,7 @@ fn reading_in_place_levels_into_the_page_cache_and_locking_them_changes_no_value
     build_codec(zstd.path(), 8, Codec::Zstd);
     let z = Database::open(zstd.path(), &rules()).unwrap();
     assert_eq!(z.in_place_bytes(), 0);
+    assert_eq!(z.in_place_resident_bytes(), 0);
     assert_eq!(z.read_into_page_cache(true, &|_| {}).unwrap(), 0);
     assert_eq!(z.lock_in_memory().unwrap(), 0);
 }

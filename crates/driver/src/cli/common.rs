@@ -169,9 +169,11 @@ pub struct PageCacheFill {
 
 /// Reads the levels of `db` that probes read in place into the page cache before a search
 /// ([`kalah_solver::Database::read_into_page_cache`]; `evict`: read them again even when
-/// cached, so that they land in huge pages), when they fit in nine tenths of the memory
-/// available (which counts the page cache they may already be in). `None` when there was
-/// nothing to do or no room.
+/// cached, so that they land in huge pages), when what is not in memory yet fits in nine
+/// tenths of the memory available. The available memory counts the page cache the levels
+/// may be in already, unless another process locked it there (a proof run with `--db-lock`);
+/// so without `evict` only the bytes not yet resident are weighed against it. `None` when
+/// there was nothing to do or no room.
 pub fn fill_page_cache(
     db: &kalah_solver::Database,
     evict: bool,
@@ -182,10 +184,15 @@ pub fn fill_page_cache(
         return Ok(None);
     }
     let available = proc_bytes("/proc/meminfo", "MemAvailable:").unwrap_or(u64::MAX);
-    if bytes > available / 10 * 9 {
+    let needed = if evict {
+        bytes
+    } else {
+        bytes.saturating_sub(db.in_place_resident_bytes())
+    };
+    if needed > available / 10 * 9 {
         eprintln!(
             "not reading the database ahead: {:.2} GB would not fit in the memory available ({:.2} GB)",
-            bytes as f64 / 1e9,
+            needed as f64 / 1e9,
             available as f64 / 1e9
         );
         return Ok(None);

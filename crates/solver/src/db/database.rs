@@ -217,6 +217,16 @@ impl Database {
             .sum()
     }
 
+    /// Bytes of those levels already in memory (the page cache, whoever read them there;
+    /// 0 where the system does not say).
+    pub fn in_place_resident_bytes(&self) -> u64 {
+        self.levels
+            .iter()
+            .filter(|f| f.probed_in_place())
+            .map(|f| f.resident_bytes())
+            .sum()
+    }
+
     /// Reads the levels that probes read in place into the page cache, largest first, each
     /// in order, unless all of it is there already, and maps them; with `evict`, first drops each
     /// file's cached pages that no process maps, so that the whole file is read again. Read

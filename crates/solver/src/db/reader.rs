@@ -274,6 +274,14 @@ impl LevelFile {
         self.map.read_into_page_cache(&self.path, evict, progress)
     }
 
+    /// Bytes of the file in memory (see [`resident_share`]; a file read whole counts whole).
+    pub(crate) fn resident_bytes(&self) -> u64 {
+        match &self.map {
+            MappedFile::Map(m) => (resident_share(m) * m.len() as f64) as u64,
+            MappedFile::Small(v) => v.len() as u64,
+        }
+    }
+
     /// See [`MappedFile::lock`].
     pub(crate) fn lock_in_memory(&self) -> Result<u64, DbError> {
         self.map.lock().map_err(|source| DbError::Io {
