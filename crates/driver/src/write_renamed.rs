@@ -148,11 +148,13 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("table.ckp");
         // A process that has ended (and been reaped), and one that still runs.
-        let dead = std::process::Command::new("true").spawn().unwrap();
+        let mut dead = std::process::Command::new("true").spawn().unwrap();
         let dead_pid = dead.id();
-        let mut dead = dead;
         dead.wait().unwrap();
-        let mut alive = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+        let mut alive = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
         let old = std::time::SystemTime::now() - 2 * STALE_AFTER;
         let make = |name: PathBuf, when: Option<std::time::SystemTime>| {
             let f = File::create(&name).unwrap();
@@ -172,11 +174,17 @@ mod tests {
         );
         write_renamed(&p, b"table").unwrap();
         write_renamed(&fresh_target, b"x").unwrap();
-        assert!(!stale.exists(), "a dead process's old temporary file is removed");
+        assert!(
+            !stale.exists(),
+            "a dead process's old temporary file is removed"
+        );
         assert!(fresh.exists(), "one written lately stays");
         assert!(running.exists(), "a running process's stays");
         assert!(other.exists(), "a name that is not <name>.tmp-<pid> stays");
-        assert!(unrelated.exists(), "another file's temporaries are left to its writes");
+        assert!(
+            unrelated.exists(),
+            "another file's temporaries are left to its writes"
+        );
         assert_eq!(std::fs::read(&p).unwrap(), b"table");
         alive.kill().unwrap();
         alive.wait().unwrap();
