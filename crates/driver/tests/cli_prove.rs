@@ -144,6 +144,128 @@ fn prove_agrees_with_the_reference_in_every_variant_and_check_holds() {
     }
 }
 
+#[test]
+fn every_opening_moves_value_is_proven_checked_and_shown() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    // Boards bigger than their database (6 seeds), so that the openings need units of their
+    // own; `discard` leaves values without parity.
+    for (n, &(houses, seeds, capture, leftover)) in [
+        (3usize, 3u32, "standard", "owner"),
+        (4, 2, "empty", "owner"),
+        (3, 3, "never", "discard"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let rules = rules_of(houses, seeds, capture, leftover, "either");
+        let start = vec![seeds as u8; houses];
+        let want =
+            reference::ref_move_values(&rules, &reference::RefState::from_sides(&start, &start));
+        let want_value = want.iter().map(|&(_, v)| v).max().unwrap();
+        let what = format!("{houses}x{seeds} {capture} {leftover}");
+        let dir = format!("o{n}");
+        let (h, s) = (houses.to_string(), seeds.to_string());
+        let mut args = prove_args(
+            &dir,
+            &[
+                "--houses",
+                &h,
+                "--seeds",
+                &s,
+                "--capture",
+                capture,
+                "--leftover",
+                leftover,
+            ],
+        );
+        args.extend_from_slice(&["--unit-nodes", "1000", "--build-upto", "6", "--openings"]);
+        let v = json(cwd, &args);
+        assert_eq!(v["value"].as_i64(), Some(want_value), "{what}: {v}");
+        let got: Vec<(usize, i64)> = v["moves"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{what}: no moves in {v}"))
+            .iter()
+            .map(|m| {
+                assert_eq!(m["lower"], m["upper"], "{what}: {m}");
+                (
+                    m["house"].as_u64().unwrap() as usize - 1,
+                    m["value"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{what}");
+        assert!(v["units"].as_u64().unwrap() > 0, "{what}: {v}");
+        // The ledger says the same to `status`, and `check` derives every opening record.
+        let st = json(cwd, &["prove", "status", &dir, "--json"]);
+        let shown: Vec<(usize, i64, i64)> = st["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["house"].as_u64().unwrap() as usize - 1,
+                    m["lower"].as_i64().unwrap(),
+                    m["upper"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        let want3: Vec<(usize, i64, i64)> = want.iter().map(|&(h, x)| (h, x, x)).collect();
+        assert_eq!(shown, want3, "{what}: status {st}");
+        let c = json(
+            cwd,
+            &[
+                "prove", "check", &dir, "--json", "--tt-mb", "16", "--sample", "10", "--seed", "1",
+            ],
+        );
+        assert_eq!(c["ok"], true, "{what}: {c}");
+        // Run again: everything is in the ledger.
+        let again = json(cwd, &args);
+        assert_eq!(again["moves"], v["moves"], "{what}");
+        assert_eq!(again["units"].as_u64(), Some(0), "{what}: {again}");
+    }
+    // An opening record forged to claim the opposite is caught by the check.
+    let path = cwd.join("o0/ledger.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut forged_one = false;
+    let forged: String = text
+        .lines()
+        .map(|l| {
+            let (json_text, sum) = l.rsplit_once('\t').unwrap();
+            let mut j: Value = serde_json::from_str(json_text).unwrap();
+            if j["kind"] != "opening" || forged_one {
+                return format!("{l}\n");
+            }
+            forged_one = true;
+            let _ = sum;
+            j["holds"] = Value::Bool(j["holds"] != true);
+            let t = j.to_string();
+            format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
+        })
+        .collect();
+    assert!(forged_one);
+    std::fs::write(&path, &forged).unwrap();
+    let (code, out, _) = kalah(cwd, &["prove", "check", "o0"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("after opening move"), "{out}");
+    // Only with the exact goal.
+    let (code, _, err) = kalah(
+        cwd,
+        &[
+            "prove",
+            "--houses",
+            "3",
+            "--seeds",
+            "2",
+            "--goal",
+            "sign",
+            "--openings",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--openings needs --goal exact"), "{err}");
+}
+
 fn ledger_lines(path: &Path) -> usize {
     std::fs::read_to_string(path)
         .map(|t| t.lines().count())

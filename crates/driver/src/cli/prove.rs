@@ -61,6 +61,10 @@ pub struct RunArgs {
         default_value_t = 0
     )]
     pub guess: i32,
+    /// Then the exact value of every opening move too (with `--goal exact`), each proven in
+    /// the same ledger the way the start's value is.
+    #[arg(long)]
+    pub openings: bool,
     /// The ledger's directory (default `data/proofs/<houses>x<seeds>-<rules>`).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
@@ -188,7 +192,10 @@ fn worker_name() -> String {
 /// One progress line of a proof run.
 pub fn prove_message(p: &ProveProgress) -> String {
     let mut s = format!(
-        "at least {:+}? | South in [{:+}, {:+}] | units {} proven, {} split | leaves {} waiting | phi {} delta {}",
+        "{}at least {:+}? | South in [{:+}, {:+}] | units {} proven, {} split | leaves {} waiting | phi {} delta {}",
+        p.opening
+            .map(|h| format!("opening move {}: ", h + 1))
+            .unwrap_or_default(),
         p.threshold,
         p.lower,
         p.upper,
@@ -214,6 +221,11 @@ fn fmt_number(n: u64) -> String {
 
 fn prove(args: &RunArgs) -> CliResult {
     let rules = args.rules.rules()?;
+    if args.openings && !matches!(args.goal, GoalArg::Exact) {
+        return Err(CliError::usage(
+            "--openings needs --goal exact (the value of each opening move is exact)",
+        ));
+    }
     #[cfg(feature = "mpi")]
     {
         use mpi::topology::Communicator;
@@ -444,7 +456,14 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
         None => &mut local,
     };
     let started = std::time::Instant::now();
-    let result = coord.run(goal, runner, &report, cancel_flag());
+    let result = coord.run(goal, &mut *runner, &report, cancel_flag());
+    // Then every opening move's value, once the start's is exact.
+    let openings = match &result {
+        Ok(r) if args.openings && r.lower == r.upper => {
+            Some(coord.run_openings(r.lower, &mut *runner, &report, cancel_flag()))
+        }
+        _ => None,
+    };
     bar.finish_and_clear();
     if !remote {
         // Finished or interrupted, the table's costly proven bounds go beside the ledger for
@@ -461,7 +480,15 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
         }
     }
     let r = result.map_err(prove_error)?;
+    let openings = openings.transpose().map_err(prove_error)?;
+    // Units and nodes of the whole run, the opening moves' included.
+    let (units, nodes) = (coord.progress().units_proven, coord.progress().nodes);
     let seconds = started.elapsed().as_secs_f64();
+    let moves = openings.as_ref().map(|o| {
+        o.iter()
+            .map(|&(h, lo, hi)| json!({"house": h + 1, "lower": lo, "upper": hi, "value": (lo == hi).then_some(lo)}))
+            .collect::<Vec<_>>()
+    });
     if args.json {
         println!(
             "{}",
@@ -472,8 +499,9 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
                 "upper": r.upper,
                 "value": (r.lower == r.upper).then_some(r.lower),
                 "result": result_word(r.lower, r.upper),
-                "nodes": r.nodes,
-                "units": r.units,
+                "moves": moves,
+                "nodes": nodes,
+                "units": units,
                 "seconds": seconds,
                 "dir": dir.display().to_string(),
                 "database_seeds": db_seeds,
@@ -482,10 +510,12 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     } else {
         println!("rules: {rules}");
         print_value(r.lower, r.upper);
+        for &(h, lo, hi) in openings.iter().flatten() {
+            println!("  opening move {}: {lo:+}", h + 1);
+            debug_assert_eq!(lo, hi);
+        }
         println!(
-            "this run: {} units proven, {} nodes in {seconds:.1} s; ledger {}",
-            r.units,
-            r.nodes,
+            "this run: {units} units proven, {nodes} nodes in {seconds:.1} s; ledger {}",
             ledger::path(&dir).display()
         );
     }
@@ -541,6 +571,7 @@ fn status(args: &StatusArgs) -> CliResult {
     let search = search_for(&rules, endgame, Some(16), Some(1));
     let mut units = Vec::new();
     let mut answers = Vec::new();
+    let mut opening_thresholds = Vec::new();
     let (mut at_least, mut below, mut open) = (0u64, 0u64, 0u64);
     let (mut nodes, mut seconds) = (0u64, 0f64);
     for (_, r) in &contents.records {
@@ -556,6 +587,7 @@ fn status(args: &StatusArgs) -> CliResult {
                 units.push(u);
             }
             Record::Root(q) => answers.push(q.clone()),
+            Record::Opening(q) => opening_thresholds.push(q.threshold),
         }
     }
     let root = Board::start(&rules);
@@ -565,6 +597,7 @@ fn status(args: &StatusArgs) -> CliResult {
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     let mut thresholds: Vec<i32> = answers.iter().map(|a| a.threshold).collect();
+    thresholds.extend(opening_thresholds);
     if let Some(t) = snapshot
         .as_ref()
         .and_then(|s| s.get("threshold")?.as_i64())
@@ -577,7 +610,7 @@ fn status(args: &StatusArgs) -> CliResult {
     // No searching here: a status is a look at the ledger.
     let mut d = Derivation::new(&search, &rules, &units).map_err(CliError::failure)?;
     d.no_search();
-    let moves = derive::move_bounds(&mut d, &thresholds, search.values_have_parity())
+    let moves = derive::move_bounds(&mut d, &thresholds, hi, search.values_have_parity())
         .map_err(|e| CliError::failure(e.to_string()))?;
     let rate = nodes as f64 / seconds.max(1e-9);
     let proven = at_least + below;
@@ -655,7 +688,11 @@ fn status(args: &StatusArgs) -> CliResult {
             })
             .unwrap_or(0);
         println!(
-            "last run (updated {age} s ago): asking \"at least {:+}?\", {} leaves waiting, proof number {}, disproof number {}",
+            "last run (updated {age} s ago): asking \"{}at least {:+}?\", {} leaves waiting, proof number {}, disproof number {}",
+            s.get("opening")
+                .and_then(|v| v.as_u64())
+                .map(|h| format!("opening move {h}: "))
+                .unwrap_or_default(),
             s.get("threshold").and_then(|v| v.as_i64()).unwrap_or(0),
             s.get("leaves_open").and_then(|v| v.as_u64()).unwrap_or(0),
             fmt_number(s.get("phi").and_then(|v| v.as_u64()).unwrap_or(0)),
@@ -765,7 +802,7 @@ fn check(args: &CheckArgs) -> CliResult {
         }
         if r.errors.is_empty() {
             print_value(r.lower, r.upper);
-            println!("the ledger holds: every root record follows from its units");
+            println!("the ledger holds: every root and opening record follows from its units");
         }
     }
     if r.errors.is_empty() {

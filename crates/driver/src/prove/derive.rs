@@ -8,7 +8,7 @@
 //! passes), and fails if every move's fails. The root records of the ledger are claims; a check
 //! derives each one again from the units and reports any that does not follow.
 
-use super::ledger::{Contents, Record, RootRecord, UnitRecord};
+use super::ledger::{Contents, OpeningRecord, Record, RootRecord, UnitRecord};
 use super::tree::{questions, Facts};
 use super::ProveError;
 use crate::search::{Progress, Search, SearchError};
@@ -74,6 +74,16 @@ impl<'a> Derivation<'a> {
         self.search_small = false;
     }
 
+    /// Whether "South's value after opening with `house` is at least `t`" follows from the
+    /// units (the question about the position after the move, negated where the turn passes).
+    pub fn opening_holds(&mut self, house: usize, t: i32) -> Result<Option<bool>, SearchError> {
+        let q = questions(&self.rules, &Board::start(&self.rules), t)
+            .into_iter()
+            .find(|q| q.house == house)
+            .expect("a legal move");
+        Ok(self.holds(&q.board, q.threshold)?.map(|r| r != q.flip))
+    }
+
     /// Whether "the value of `board` is at least `t`" follows from the units: `Some(answer)`,
     /// or `None` when it does not follow either way.
     pub fn holds(&mut self, board: &Board, t: i32) -> Result<Option<bool>, SearchError> {
@@ -127,13 +137,43 @@ impl<'a> Derivation<'a> {
 /// Bounds on South's value from root answers, rounded to the parity of the values when
 /// `parity`.
 pub fn root_bounds(answers: &[RootRecord], seeds: i32, parity: bool) -> (i32, i32) {
+    bounds(
+        answers.iter().map(|a| (a.threshold, a.holds)),
+        seeds,
+        parity,
+    )
+}
+
+/// Bounds on South's value after opening with `house`, from the answers about that move
+/// and the root's upper bound `root_upper` (no move is worth more than the position),
+/// rounded as in [`root_bounds`].
+pub fn opening_bounds(
+    answers: &[OpeningRecord],
+    house: usize,
+    root_upper: i32,
+    seeds: i32,
+    parity: bool,
+) -> (i32, i32) {
+    bounds(
+        answers
+            .iter()
+            .filter(|a| a.house == house)
+            .map(|a| (a.threshold, a.holds))
+            .chain(std::iter::once((root_upper + 1, false))),
+        seeds,
+        parity,
+    )
+}
+
+/// Bounds from answers `(t, holds)` to "is the value at least t?", within `[-seeds, seeds]`.
+fn bounds(answers: impl Iterator<Item = (i32, bool)>, seeds: i32, parity: bool) -> (i32, i32) {
     let mut lo = -seeds;
     let mut hi = seeds;
-    for a in answers {
-        if a.holds {
-            lo = lo.max(a.threshold);
+    for (t, holds) in answers {
+        if holds {
+            lo = lo.max(t);
         } else {
-            hi = hi.min(a.threshold - 1);
+            hi = hi.min(t - 1);
         }
     }
     if parity {
@@ -153,31 +193,25 @@ fn round_to_parity(lo: i32, hi: i32, seeds: i32) -> (i32, i32) {
 }
 
 /// Bounds on the value of each opening move (0-based house, lower, upper) that follow from
-/// the units for the root thresholds `thresholds`, rounded to the parity of the seeds when
+/// the units for the thresholds `thresholds`, none above the root's upper bound `root_upper`
+/// (no move is worth more than the position), rounded to the parity of the seeds when
 /// `parity` (as in [`root_bounds`]).
 pub fn move_bounds(
     d: &mut Derivation,
     thresholds: &[i32],
+    root_upper: i32,
     parity: bool,
 ) -> Result<Vec<(usize, i32, i32)>, SearchError> {
     let root = Board::start(&d.rules);
     let seeds = root.seeds() as i32;
     let mut out = Vec::new();
     for h in root.legal_houses() {
-        let (mut lo, mut hi) = (-seeds, seeds);
+        let (mut lo, mut hi) = (-seeds, seeds.min(root_upper));
         for &t in thresholds {
-            let q = questions(&d.rules, &root, t)
-                .into_iter()
-                .find(|q| q.house == h)
-                .expect("a legal move");
-            if let Some(r) = d.holds(&q.board, q.threshold)? {
-                // The move's value is at least t exactly when its question holds (negated
-                // where the turn passes).
-                if r != q.flip {
-                    lo = lo.max(t);
-                } else {
-                    hi = hi.min(t - 1);
-                }
+            match d.opening_holds(h, t)? {
+                Some(true) => lo = lo.max(t),
+                Some(false) => hi = hi.min(t - 1),
+                None => {}
             }
         }
         if parity {
@@ -223,10 +257,12 @@ pub fn check(
     let mut report = CheckReport::default();
     let mut units = Vec::new();
     let mut answers = Vec::new();
+    let mut openings = Vec::new();
     for (line, r) in &contents.records {
         match r {
             Record::Unit(u) => units.push((*line, u)),
             Record::Root(q) => answers.push((*line, q.clone())),
+            Record::Opening(q) => openings.push((*line, q.clone())),
         }
     }
     report.units = units.len();
@@ -294,6 +330,28 @@ pub fn check(
         if got != Some(q.holds) {
             report.errors.push(format!(
                 "line {line}: the ledger claims South's value is {} {:+}, but its units {}",
+                if q.holds { "at least" } else { "below" },
+                q.threshold,
+                match got {
+                    None => "do not show it".to_string(),
+                    Some(_) => "show the opposite".to_string(),
+                }
+            ));
+        }
+    }
+    for (line, q) in &openings {
+        if root.cells()[q.house] == 0 {
+            report.errors.push(format!(
+                "line {line}: house {} is empty at the start",
+                q.house + 1
+            ));
+            continue;
+        }
+        let got = d.opening_holds(q.house, q.threshold)?;
+        if got != Some(q.holds) {
+            report.errors.push(format!(
+                "line {line}: the ledger claims South's value after opening move {} is {} {:+}, but its units {}",
+                q.house + 1,
                 if q.holds { "at least" } else { "below" },
                 q.threshold,
                 match got {

@@ -3,7 +3,8 @@
 //!
 //! The first record is the header (format version, rules, the root position). Then come unit
 //! records (a position, a threshold, what a search proved about it within its node budget)
-//! and root records (a question about the root answered from the units). A line cut short by
+//! root records (a question about the root answered from the units) and opening records (the
+//! same about the value of one opening move, `kalah prove --openings`). A line cut short by
 //! a crash can only be the last one: it is reported and dropped when the ledger is opened for
 //! writing. Any other damage is an error naming the line. One process at a time writes a
 //! ledger: it holds an exclusive lock on `ledger.lock` beside it for as long as it runs (the
@@ -95,6 +96,18 @@ pub struct RootRecord {
     pub holds: bool,
 }
 
+/// A settled question about an opening move: "is South's value after opening with `house`
+/// (South playing on) at least `threshold`?".
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpeningRecord {
+    /// The opening move (0-based house).
+    pub house: usize,
+    /// The threshold, in South's final margin as at the root.
+    pub threshold: i32,
+    /// The answer.
+    pub holds: bool,
+}
+
 /// A record of the ledger.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
@@ -102,6 +115,8 @@ pub enum Record {
     Unit(UnitRecord),
     /// A root question.
     Root(RootRecord),
+    /// A question about one opening move.
+    Opening(OpeningRecord),
 }
 
 /// The header: what the ledger proves.
@@ -171,6 +186,12 @@ fn record_json(r: &Record) -> Value {
         }),
         Record::Root(q) => json!({
             "kind": "root",
+            "threshold": q.threshold,
+            "holds": q.holds,
+        }),
+        Record::Opening(q) => json!({
+            "kind": "opening",
+            "house": q.house + 1,
             "threshold": q.threshold,
             "holds": q.holds,
         }),
@@ -288,12 +309,27 @@ fn parse_record(v: &Value, rules: &Rules) -> Result<Record, String> {
         }
         "root" => Ok(Record::Root(RootRecord {
             threshold,
-            holds: field(v, "holds")?
-                .as_bool()
-                .ok_or("field \"holds\" is not true or false")?,
+            holds: holds(v)?,
         })),
+        "opening" => {
+            let house = uint(v, "house")?;
+            if house == 0 || house > rules.houses as u64 {
+                return Err(format!("house: no house {house}"));
+            }
+            Ok(Record::Opening(OpeningRecord {
+                house: house as usize - 1,
+                threshold,
+                holds: holds(v)?,
+            }))
+        }
         k => Err(format!("unknown record kind {k:?}")),
     }
+}
+
+fn holds(v: &Value) -> Result<bool, String> {
+    field(v, "holds")?
+        .as_bool()
+        .ok_or_else(|| "field \"holds\" is not true or false".to_string())
 }
 
 /// The ledger file in `dir`.
@@ -572,6 +608,11 @@ mod tests {
                 threshold: 1,
                 holds: true,
             }),
+            Record::Opening(OpeningRecord {
+                house: 2,
+                threshold: -4,
+                holds: false,
+            }),
         ];
         {
             let (mut l, c) = Ledger::open(dir.path(), &h).unwrap();
@@ -594,12 +635,12 @@ mod tests {
         std::fs::write(&p, &cut).unwrap();
         let c = read(dir.path()).unwrap();
         assert_eq!(c.torn_bytes, 50);
-        assert_eq!(c.records.len(), 4);
+        assert_eq!(c.records.len(), written.len());
         let (mut l, _) = Ledger::open(dir.path(), &h).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), full);
         l.append(&unit(5, Verdict::Below)).unwrap();
         drop(l);
-        assert_eq!(read(dir.path()).unwrap().records.len(), 5);
+        assert_eq!(read(dir.path()).unwrap().records.len(), written.len() + 1);
         // Other rules are refused.
         let other = Header {
             rules: Rules {
@@ -637,6 +678,7 @@ mod tests {
                 .map(|(_, r)| match r {
                     Record::Unit(u) => u.threshold,
                     Record::Root(r) => r.threshold,
+                    Record::Opening(r) => r.threshold,
                 })
                 .collect()
         };
@@ -677,5 +719,34 @@ mod tests {
         assert!(read(dir.path()).unwrap_err().contains("line 1"));
         std::fs::write(&p, "").unwrap();
         assert!(read(dir.path()).unwrap_err().contains("empty"));
+        // Well-formed lines (checksums right) that say impossible things: an error naming
+        // the line and what is wrong.
+        let header = line(&header_json(&h));
+        for (bad, what) in [
+            (
+                json!({"kind": "opening", "house": 0, "threshold": 2, "holds": true}),
+                "no house 0",
+            ),
+            (
+                json!({"kind": "opening", "house": 7, "threshold": 2, "holds": true}),
+                "no house 7",
+            ),
+            (
+                json!({"kind": "opening", "house": 1, "threshold": 2, "holds": "yes"}),
+                "holds",
+            ),
+            (
+                json!({"kind": "opening", "threshold": 2, "holds": true}),
+                "\"house\"",
+            ),
+            (
+                json!({"kind": "guess", "threshold": 2, "holds": true}),
+                "unknown record kind",
+            ),
+        ] {
+            std::fs::write(&p, format!("{header}{}", line(&bad))).unwrap();
+            let e = read(dir.path()).unwrap_err();
+            assert!(e.contains("line 2") && e.contains(what), "{bad}: {e}");
+        }
     }
 }

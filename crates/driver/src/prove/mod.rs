@@ -22,7 +22,7 @@ pub mod tree;
 
 use crate::search::{Progress, Search, SearchError};
 use kalah_solver::{Board, Rules};
-use ledger::{Header, Ledger, Record, RootRecord, UnitRecord, Verdict};
+use ledger::{Header, Ledger, OpeningRecord, Record, RootRecord, UnitRecord, Verdict};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -219,9 +219,13 @@ impl Runner for LocalRunner<'_> {
 /// Where a proof run stands, for progress displays.
 #[derive(Clone, Debug, Default)]
 pub struct ProveProgress {
-    /// The root question under way: "is South's value at least this?".
+    /// The question under way: "is South's value at least this?" (after the opening move
+    /// `opening`, when there is one).
     pub threshold: i32,
-    /// What is proven of South's value: `[lower, upper]`.
+    /// The opening move (0-based house) whose value is being proven, if any (see
+    /// [`Coordinator::run_openings`]).
+    pub opening: Option<usize>,
+    /// What is proven of South's value (after that opening move): `[lower, upper]`.
     pub lower: i32,
     /// The upper bound.
     pub upper: i32,
@@ -269,6 +273,8 @@ pub struct Coordinator<'a> {
     open: HashMap<(Board, i32), u64>,
     /// Answers of root questions.
     answers: Vec<RootRecord>,
+    /// Answers of questions about opening moves.
+    openings: Vec<OpeningRecord>,
     progress: ProveProgress,
     next_id: u64,
     /// Jobs under way.
@@ -297,6 +303,7 @@ impl<'a> Coordinator<'a> {
             facts: Facts::default(),
             open: HashMap::new(),
             answers: Vec::new(),
+            openings: Vec::new(),
             progress: ProveProgress::default(),
             next_id: 0,
             flights: HashMap::new(),
@@ -309,6 +316,7 @@ impl<'a> Coordinator<'a> {
                     .learn(&u)
                     .map_err(|e| ProveError::Ledger(format!("line {line}: {e}")))?,
                 Record::Root(q) => c.answers.push(q),
+                Record::Opening(q) => c.openings.push(q),
             }
         }
         Ok((c, contents.torn_bytes))
@@ -323,6 +331,11 @@ impl<'a> Coordinator<'a> {
                 Ok(())
             }
         }
+    }
+
+    /// Where the run stands: units and nodes so far, the question under way.
+    pub fn progress(&self) -> &ProveProgress {
+        &self.progress
     }
 
     /// Bounds on South's value from the root answers known.
@@ -360,9 +373,10 @@ impl<'a> Coordinator<'a> {
                 ProveGoal::Sign => 1,
                 ProveGoal::Exact { .. } => guess.clamp(lo + 1, hi),
             };
+            self.progress.threshold = t;
             let holds = match self.facts.get(&root, t) {
                 Some(h) => h,
-                None => self.prove_question(&root, t, runner, report, cancel, started)?,
+                None => self.prove_question(&root, &[], t, runner, report, cancel, started)?,
             };
             let answer = RootRecord {
                 threshold: t,
@@ -387,6 +401,79 @@ impl<'a> Coordinator<'a> {
             units: self.progress.units_proven,
             new_answers,
         })
+    }
+
+    /// The exact value of every opening move, proven the same way as the root's (call it
+    /// after [`Coordinator::run`] has settled the root's value): for each legal move, MTD(f)
+    /// from `guess` (the root's value is a good one) over questions about the position
+    /// after the move, each answer appended to the ledger as an opening record. A move can
+    /// be worth no more than the root, so the root's upper bound caps each. Returns each
+    /// move (0-based house) with its proven bounds, equal when it is settled.
+    pub fn run_openings(
+        &mut self,
+        guess: i32,
+        runner: &mut dyn Runner,
+        report: &(dyn Fn(&ProveProgress) + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Vec<(usize, i32, i32)>, ProveError> {
+        let started = Instant::now();
+        let root = Board::start(&self.rules);
+        let seeds = root.seeds() as i32;
+        let parity = self.search.values_have_parity();
+        let (_, root_upper) = self.root_bounds(seeds);
+        let mut out = Vec::new();
+        for h in root.legal_houses() {
+            let mut guess = guess;
+            loop {
+                let (lo, hi) = derive::opening_bounds(&self.openings, h, root_upper, seeds, parity);
+                self.progress.opening = Some(h);
+                self.progress.lower = lo;
+                self.progress.upper = hi;
+                if lo >= hi {
+                    out.push((h, lo, hi));
+                    break;
+                }
+                let t = guess.clamp(lo + 1, hi);
+                self.progress.threshold = t;
+                let q = tree::questions(&self.rules, &root, t)
+                    .into_iter()
+                    .find(|q| q.house == h)
+                    .expect("a legal move");
+                // The move's value is at least t exactly when the question about the
+                // position after it holds (negated where the turn passes).
+                let after = match self.facts.get(&q.board, q.threshold) {
+                    Some(x) => x,
+                    None => self.prove_question(
+                        &q.board,
+                        &[h],
+                        q.threshold,
+                        runner,
+                        report,
+                        cancel,
+                        started,
+                    )?,
+                };
+                let holds = after != q.flip;
+                let answer = OpeningRecord {
+                    house: h,
+                    threshold: t,
+                    holds,
+                };
+                self.ledger
+                    .append(&Record::Opening(answer.clone()))
+                    .map_err(ProveError::Ledger)?;
+                self.openings.push(answer);
+                guess = if holds { t + 1 } else { t - 1 };
+            }
+        }
+        self.progress.opening = None;
+        self.drain(runner, report, cancel, started)?;
+        let v = serde_json::json!({"done": true, "openings": out.iter()
+            .map(|&(h, lo, hi)| serde_json::json!({"house": h + 1, "lower": lo, "upper": hi}))
+            .collect::<Vec<_>>(),
+            "nodes": self.progress.nodes, "seconds": started.elapsed().as_secs_f64()});
+        self.write_snapshot(&v);
+        Ok(out)
     }
 
     /// How a new leaf `q` starts: settled by the game's end, the database, a fact or a
@@ -448,6 +535,7 @@ impl<'a> Coordinator<'a> {
         let (open, flying) = tree.open_counts();
         let v = serde_json::json!({
             "threshold": self.progress.threshold,
+            "opening": self.progress.opening.map(|h| h + 1),
             "phi": phi,
             "delta": delta,
             "leaves_open": open,
@@ -570,18 +658,20 @@ impl<'a> Coordinator<'a> {
         Ok(())
     }
 
-    /// Settles the root question `root`/`t` by proving units.
+    /// Settles the question `root`/`t` by proving units; `root` is the start position, or
+    /// the position the moves `path` lead to from it (the units' paths start with them).
+    #[allow(clippy::too_many_arguments)]
     fn prove_question(
         &mut self,
         root: &Board,
+        path: &[usize],
         t: i32,
         runner: &mut dyn Runner,
         report: &(dyn Fn(&ProveProgress) + Sync),
         cancel: &AtomicBool,
         started: Instant,
     ) -> Result<bool, ProveError> {
-        let mut tree = Tree::new(*root, t, self.config.unit_nodes);
-        self.progress.threshold = t;
+        let mut tree = Tree::at(*root, path.to_vec(), t, self.config.unit_nodes);
         self.generation += 1;
         let generation = self.generation;
         loop {

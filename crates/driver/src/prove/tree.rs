@@ -110,11 +110,17 @@ fn add(a: u64, b: u64) -> u64 {
 impl Tree {
     /// A tree of one leaf: the root question `board`/`t`.
     pub fn new(board: Board, t: i32, budget: u64) -> Tree {
+        Tree::at(board, Vec::new(), t, budget)
+    }
+
+    /// A tree of one leaf, the question `board`/`t` about the position that the moves `path`
+    /// lead to from the start (the paths of its nodes start with them).
+    pub fn at(board: Board, path: Vec<usize>, t: i32, budget: u64) -> Tree {
         Tree {
             nodes: vec![Node {
                 board,
                 threshold: t,
-                path: Vec::new(),
+                path,
                 budget,
                 state: State::Leaf,
                 parent: None,
