@@ -210,21 +210,18 @@ impl Database {
     /// Bytes of the levels that probes read in place (stored and search) from their memory
     /// maps.
     pub fn in_place_bytes(&self) -> u64 {
-        self.levels
-            .iter()
-            .filter(|f| f.probed_in_place())
-            .map(|f| f.file_len())
-            .sum()
+        self.in_place_levels().map(|f| f.file_len()).sum()
     }
 
     /// Bytes of those levels already in memory (the page cache, whoever read them there;
     /// 0 where the system does not say).
     pub fn in_place_resident_bytes(&self) -> u64 {
-        self.levels
-            .iter()
-            .filter(|f| f.probed_in_place())
-            .map(|f| f.resident_bytes())
-            .sum()
+        self.in_place_levels().map(|f| f.resident_bytes()).sum()
+    }
+
+    /// The levels that probes read in place (stored and search).
+    fn in_place_levels(&self) -> impl Iterator<Item = &LevelFile> {
+        self.levels.iter().filter(|f| f.probed_in_place())
     }
 
     /// Reads the levels that probes read in place into the page cache, largest first, each
@@ -241,7 +238,7 @@ impl Database {
         evict: bool,
         progress: &dyn Fn(u64),
     ) -> Result<u64, DbError> {
-        let mut files: Vec<_> = self.levels.iter().filter(|f| f.probed_in_place()).collect();
+        let mut files: Vec<_> = self.in_place_levels().collect();
         files.sort_by_key(|f| std::cmp::Reverse(f.file_len()));
         let mut bytes = 0;
         for f in files {
@@ -259,7 +256,7 @@ impl Database {
     /// database's size), with the levels locked so far kept.
     pub fn lock_in_memory(&self) -> Result<u64, DbError> {
         let mut bytes = 0;
-        for f in self.levels.iter().filter(|f| f.probed_in_place()) {
+        for f in self.in_place_levels() {
             bytes += f.lock_in_memory()?;
         }
         Ok(bytes)
