@@ -25,17 +25,19 @@ pub(crate) fn write_renamed(p: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
         return r;
     }
-    if let Some(Ok(d)) = p.parent().map(|d| {
-        File::open(if d.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            d
-        })
-    }) {
+    if let Ok(d) = File::open(directory_of(p)) {
         // Best effort: makes the rename durable on file systems that need it.
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// The directory `p` is in (`.` for a bare file name).
+fn directory_of(p: &Path) -> &Path {
+    match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
 }
 
 fn temporary_name(p: &Path) -> PathBuf {
@@ -62,11 +64,7 @@ fn remove_stale_temporaries(p: &Path) {
         return;
     };
     let prefix = format!("{name}.tmp-");
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = std::fs::read_dir(directory_of(p)) else {
         return;
     };
     for e in entries.flatten() {
