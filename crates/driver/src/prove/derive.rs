@@ -9,7 +9,7 @@
 //! derives each one again from the units and reports any that does not follow.
 
 use super::ledger::{Contents, OpeningRecord, Record, RootRecord, UnitRecord};
-use super::tree::{questions, Facts};
+use super::tree::{opening_question, questions, Facts};
 use super::ProveError;
 use crate::search::{Progress, Search, SearchError};
 use kalah_solver::{Board, Rules};
@@ -77,10 +77,7 @@ impl<'a> Derivation<'a> {
     /// Whether "South's value after opening with `house` is at least `t`" follows from the
     /// units (the question about the position after the move, negated where the turn passes).
     pub fn opening_holds(&mut self, house: usize, t: i32) -> Result<Option<bool>, SearchError> {
-        let q = questions(&self.rules, &Board::start(&self.rules), t)
-            .into_iter()
-            .find(|q| q.house == house)
-            .expect("a legal move");
+        let q = opening_question(&self.rules, house, t);
         Ok(self.holds(&q.board, q.threshold)?.map(|r| r != q.flip))
     }
 

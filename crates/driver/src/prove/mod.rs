@@ -435,10 +435,7 @@ impl<'a> Coordinator<'a> {
                 }
                 let t = guess.clamp(lo + 1, hi);
                 self.progress.threshold = t;
-                let q = tree::questions(&self.rules, &root, t)
-                    .into_iter()
-                    .find(|q| q.house == h)
-                    .expect("a legal move");
+                let q = tree::opening_question(&self.rules, h, t);
                 // The move's value is at least t exactly when the question about the
                 // position after it holds (negated where the turn passes).
                 let after = match self.facts.get(&q.board, q.threshold) {

@@ -89,6 +89,16 @@ pub fn questions(rules: &Rules, board: &Board, t: i32) -> Vec<Question> {
         .collect()
 }
 
+/// The question about the position after the opening move `house` (0-based, legal at the
+/// start) whose answer, negated where the turn passes (`flip`), says whether South's value
+/// after that move is at least `t`.
+pub fn opening_question(rules: &Rules, house: usize, t: i32) -> Question {
+    questions(rules, &Board::start(rules), t)
+        .into_iter()
+        .find(|q| q.house == house)
+        .expect("a legal opening move")
+}
+
 /// How a new child starts: settled, or with estimated proof and disproof numbers.
 #[derive(Clone, Copy, Debug)]
 pub enum Start {
