@@ -405,7 +405,7 @@ impl Search {
                 table: if config.tt_mb == 0 {
                     Table::with_buckets(1)
                 } else if let Some(start) = config.tt_grow {
-                    Table::growing(start, config.tt_mb)
+                    Table::growing(start, config.tt_mb, tt::nodes_per_entry(rules.houses, leaf))
                 } else {
                     Table::new(config.tt_mb)
                 },

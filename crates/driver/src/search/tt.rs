@@ -22,6 +22,34 @@ const PREFAULT_BYTES: usize = 32 << 20;
 /// (13.50 M) nodes from 4 MiB, 3.13 M (13.45 M) from 16 MiB, against 3.10 M (13.27 M) with a
 /// fixed table of 256 (1024) MiB.
 pub const GROW_START_MB: usize = 16;
+/// How fast a table that grows ([`Table::growing`]) grows over a database of every board of
+/// `houses` houses with at most `seeds` seeds: the nodes searched per entry held before it
+/// doubles. A larger table finds a few more transpositions but costs time on every probe once
+/// the database's own random reads have filled the processor's caches and address
+/// translation: on this project's 2-core virtual machine, 6x5 standard capture over 30 seeds
+/// (two threads, alternated runs) searched 2.5-2.7 M nodes per second with 16 nodes per entry
+/// (the table ends at 128-256 MiB) against 1.8-2.2 M with one (1 GiB), for 5-10% more nodes;
+/// 6x4 standard over 22 seeds 2.34-2.42 s against 2.64-3.35 s. Over a small database the
+/// table is worth its size: 6x4 empty capture over 16 seeds needs 27% more nodes with 16 per
+/// entry and took longer. So 16 over databases of more than 2^27 boards (6 houses: 20 seeds
+/// and more), 1 below.
+pub fn nodes_per_entry(houses: usize, seeds: i32) -> u64 {
+    if seeds < 0 {
+        return 1;
+    }
+    // Boards of 2 * houses cells with at most `seeds` seeds: C(seeds + 2 houses, 2 houses).
+    let cells = 2 * houses as u128;
+    let mut boards: u128 = 1;
+    for i in 1..=cells {
+        boards = boards * (seeds as u128 + i) / i;
+    }
+    if boards > 1 << 27 {
+        16
+    } else {
+        1
+    }
+}
+
 /// The move field value meaning "no move known".
 pub const NO_MOVE: u8 = 15;
 
@@ -169,6 +197,8 @@ pub struct Table {
     max_mask: usize,
     /// Nodes searched with this table (for a table that grows).
     noted: AtomicU64,
+    /// A table that grows doubles when `noted` passes this many nodes per entry held.
+    nodes_per_entry: u64,
 }
 
 impl Table {
@@ -193,7 +223,8 @@ impl Table {
     }
 
     /// A table of at most `mb` MiB that starts at `start_mb` (0: one bucket) and doubles each
-    /// time the nodes searched with it pass the entries it holds. The system zeroes each page
+    /// time the nodes searched with it pass `nodes_per_entry` times the entries it holds (see
+    /// [`nodes_per_entry`]). The system zeroes each page
     /// of the table on its first write, and on a virtual machine that costs far more than the
     /// write (0.46 s of system time in a 3.4 s search with 256 MiB, 1.9 s with 1 GiB, where 64
     /// MiB would do: 6x4 over 22 seeds, one thread): a table the size of the search saves it.
@@ -201,14 +232,17 @@ impl Table {
     /// the thread that doubled it, while the others search on; a board looked up before its
     /// entry is copied is only a miss). The memory is mapped at the largest size from the
     /// start, so the table never moves.
-    pub fn growing(start_mb: usize, mb: usize) -> Table {
+    pub fn growing(start_mb: usize, mb: usize, nodes_per_entry: u64) -> Table {
         let max = Table::buckets_for(mb);
         let start = if start_mb == 0 {
             1
         } else {
             Table::buckets_for(start_mb).min(max)
         };
-        Table::make(max, start, false)
+        Table {
+            nodes_per_entry: nodes_per_entry.max(1),
+            ..Table::make(max, start, false)
+        }
     }
 
     /// A table of exactly `buckets` buckets (a power of two), for tests of replacement.
@@ -254,11 +288,12 @@ impl Table {
             mask: AtomicUsize::new(start - 1),
             max_mask: buckets - 1,
             noted: AtomicU64::new(0),
+            nodes_per_entry: 1,
         }
     }
 
     /// Counts `nodes` more nodes searched with the table; a table that grows doubles when
-    /// they pass the entries it holds.
+    /// they pass `nodes_per_entry` times the entries it holds.
     #[inline]
     pub fn note_nodes(&self, nodes: u64) {
         let mask = self.mask.load(Relaxed);
@@ -266,7 +301,7 @@ impl Table {
             return;
         }
         let total = self.noted.fetch_add(nodes, Relaxed) + nodes;
-        if total > ((mask + 1) * WAYS) as u64 {
+        if total > ((mask + 1) * WAYS) as u64 * self.nodes_per_entry {
             self.grow(mask);
         }
     }
@@ -672,9 +707,25 @@ mod tests {
     }
 
     #[test]
+    fn a_table_over_a_large_database_grows_more_slowly() {
+        // 6 houses: 2^27 boards lie between 18 seeds (86.5 M boards) and 20 (225.8 M).
+        assert_eq!(nodes_per_entry(6, -1), 1);
+        assert_eq!(nodes_per_entry(6, 18), 1);
+        assert_eq!(nodes_per_entry(6, 20), 16);
+        assert_eq!(nodes_per_entry(6, 30), 16);
+        assert_eq!(nodes_per_entry(4, 30), 1);
+        // 16 MiB (1 Mi entries) doubles after 16 Mi nodes, not after 1 Mi.
+        let t = Table::growing(GROW_START_MB, 64, 16);
+        t.note_nodes(16 << 20);
+        assert_eq!(t.bytes_in_use(), 16 << 20);
+        t.note_nodes(1);
+        assert_eq!(t.bytes_in_use(), 32 << 20);
+    }
+
+    #[test]
     fn a_growing_table_keeps_its_entries_as_it_doubles() {
         // 16 MiB at first (1 Mi entries), at most 64.
-        let t = Table::growing(GROW_START_MB, 64);
+        let t = Table::growing(GROW_START_MB, 64, 1);
         assert_eq!((t.bytes(), t.bytes_in_use()), (64 << 20, 16 << 20));
         let keys: Vec<u64> = (1..=50_000u64).map(|i| mix(i) | 1).collect();
         let entry = |i: usize| Entry::proven(-(i as i32 % 9), 7, (i % 6) as u8, 2);
@@ -726,7 +777,7 @@ mod tests {
         assert!(moving.iter().all(|&k| s.probe(k).is_some()));
 
         // `reserve` grows before a load; a fixed table never grows.
-        let r = Table::growing(GROW_START_MB, 256);
+        let r = Table::growing(GROW_START_MB, 256, 1);
         r.reserve(3_000_000);
         assert_eq!(r.bytes_in_use(), 64 << 20);
         let f = Table::with_buckets(1 << 10);

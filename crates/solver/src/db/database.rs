@@ -397,12 +397,18 @@ impl Endgame for Database {
         }
         let file = self.levels.get(s as usize)?;
         let idx = self.ranker.index_packed(sow::pack(board.raw()), s);
+        let in_place = matches!(file.codec(), Codec::Stored | Codec::Search);
+        if in_place {
+            if let Some(w) = file.verified_word(idx) {
+                prefetch_line(w);
+            }
+        }
         let byte = if file.codec() == Codec::Stored {
             file.stored_byte(idx)
         } else if file.codec() == Codec::Search {
             let (nibble, base) = file.search_bytes(idx);
             if let Some(b) = base {
-                prefetch_byte(b);
+                prefetch_line(b);
             }
             nibble
         } else if let Some(memory) = &self.memory {
@@ -411,7 +417,7 @@ impl Endgame for Database {
             None
         };
         if let Some(b) = byte {
-            prefetch_byte(b);
+            prefetch_line(b);
         }
         Some(idx)
     }
@@ -419,12 +425,12 @@ impl Endgame for Database {
 
 /// Asks the processor to bring the cache line of `b` closer (a hint; nothing else changes).
 #[inline]
-fn prefetch_byte(b: &u8) {
+fn prefetch_line<T>(b: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `_mm_prefetch` only hints the cache; it reads nothing and cannot fault. The
     // pointer comes from a live reference.
     unsafe {
-        std::arch::x86_64::_mm_prefetch(b as *const u8 as *const i8, std::arch::x86_64::_MM_HINT_T0)
+        std::arch::x86_64::_mm_prefetch(b as *const T as *const i8, std::arch::x86_64::_MM_HINT_T0)
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = b;

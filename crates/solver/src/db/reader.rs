@@ -454,6 +454,14 @@ impl LevelFile {
         self.map.get((self.header.data_offset + index) as usize)
     }
 
+    /// The word of the `verified` bits that a probe of position `index` reads first (a
+    /// stored level holds one bit per 512 positions: megabytes of bits over a large
+    /// database, too many to stay in the processor's cache), for prefetching only.
+    pub(crate) fn verified_word(&self, index: u64) -> Option<&AtomicU64> {
+        let block = index / self.header.block_size as u64;
+        self.verified.get(block as usize / 64)
+    }
+
     /// Decompresses the whole level (every block checked) into memory, in index order.
     pub(crate) fn read_all(&self) -> Result<Values, DbError> {
         let mut out = self.buffer()?;
