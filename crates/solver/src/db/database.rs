@@ -397,8 +397,7 @@ impl Endgame for Database {
         }
         let file = self.levels.get(s as usize)?;
         let idx = self.ranker.index_packed(sow::pack(board.raw()), s);
-        let in_place = matches!(file.codec(), Codec::Stored | Codec::Search);
-        if in_place {
+        if file.probed_in_place() {
             if let Some(w) = file.verified_word(idx) {
                 prefetch_line(w);
             }
