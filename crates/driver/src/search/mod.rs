@@ -10,8 +10,8 @@
 //! whatever search found them, and heuristic values with their depth, which only order moves
 //! and cut depth-limited probes (see [`tt::Entry`]). All threads work on the same probe and
 //! share one table; inside a probe they keep out of each other's way by ABDADA's rule (a move
-//! another thread is searching is put off until the others are done), and the first to finish
-//! a probe settles it for all.
+//! another thread is searching is put off until the others are done; only away from the
+//! database's leaves), and the first to finish a probe settles it for all.
 //!
 //! The search knows nothing of terminals or bars: it reports through a callback, stops when a
 //! cancellation flag is set (or a node limit is reached), and can save what it has proven in a
