@@ -26,7 +26,7 @@ const BIG_CAPTURE: i32 = 6;
 /// seeds 116 M in 58 s, and with no marks at all 180 M in 94 s. On 6x4 empty capture over 22
 /// seeds 3.09-3.23 M nodes in 1.20-1.59 s against 3.26-3.31 M in 1.53-1.83 s (four runs each).
 /// It costs 6x5 empty capture over 30 seeds some: 39.5-43.0 M nodes in 16.5-21.6 s against
-/// 33.6-39.5 M in 15.1-19.9 s (seven runs each); deferring near the leaves at nodes expected to
+/// 33.6-39.5 M in 15.1-19.9 s (nine runs each); deferring near the leaves at nodes expected to
 /// need all their moves as well mended that case (33.7 M) but brought back the runs of 143 M
 /// nodes on standard capture.
 const ABDADA_SEEDS: i32 = 10;
