@@ -18,11 +18,11 @@ const BIG_CAPTURE: i32 = 6;
 
 /// ABDADA's marks and deferral (see [`Worker::node`]) only at nodes with more than this many
 /// seeds above the database's largest level (below, each thread searches its moves in order,
-/// and the table alone keeps them apart). Near the leaves a mark and its removal cost two
-/// writes to a cache line that the other thread writes too, for subtrees too small to share.
+/// and the table alone keeps them apart). Near the leaves the subtrees are a few nodes, too
+/// small to share, and each searched child cost a mark and its removal in the shared array.
 /// Measured on 6x5 standard capture over the 30-seed stored database, two threads, in
-/// alternation: with marks at every node 100-141 M nodes in 58-78 s (seven runs); above 10
-/// seeds 97-100 M in 47-50 s (four runs); above 15 and 20 seeds about the same; above 25
+/// alternation: with marks at every node 100-141 M nodes in 58-78 s (nine runs); above 10
+/// seeds 97-100 M in 47-52 s (six runs); above 15 and 20 seeds about the same; above 25
 /// seeds 116 M in 58 s, and with no marks at all 180 M in 94 s. On 6x4 empty capture over 22
 /// seeds 3.09-3.23 M nodes in 1.20-1.59 s against 3.26-3.31 M in 1.53-1.83 s (four runs each).
 /// It costs 6x5 empty capture over 30 seeds some: 39.5-43.0 M nodes in 16.5-21.6 s against
