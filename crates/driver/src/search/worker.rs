@@ -17,8 +17,9 @@ const BATCH: u64 = 1024;
 const BIG_CAPTURE: i32 = 6;
 
 /// ABDADA's marks and deferral (see [`Worker::node`]) only at nodes with more than this many
-/// seeds above the database's largest level (below, each thread searches its moves in order,
-/// and the table alone keeps them apart). Near the leaves the subtrees are a few nodes, too
+/// seeds above the database's largest level (without a database: more than this many less
+/// one on the board; below, each thread searches its moves in order, and the table alone keeps
+/// them apart). Near the leaves the subtrees are a few nodes, too
 /// small to share, and each searched child cost a mark and its removal in the shared array.
 /// Measured on 6x5 standard capture over the 30-seed stored database, two threads, in
 /// alternation: with marks at every node 100-141 M nodes in 58-78 s (nine runs); above 10
