@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod prove;
+pub mod results;
 pub mod search;
 mod write_renamed;
 

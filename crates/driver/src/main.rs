@@ -40,6 +40,9 @@ enum Command {
     Prove(cli::prove::ProveArgs),
     /// Serve the JSON API (/api/v1/...) and the explorer page (/) over HTTP.
     Serve(cli::serve::ServeArgs),
+    /// The table of proven game values (every rule set, 3 to 6 seeds, first turns, pie
+    /// rule), from data/results.json and the proof ledgers, with their sources.
+    Results(cli::results::ResultsArgs),
     /// Recompute the published results listed in data/known-results.toml.
     Verify(cli::verify::VerifyArgs),
 }
@@ -53,6 +56,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Solve(a) => cli::solve::run(a),
         Command::Prove(a) => cli::prove::run(a),
         Command::Serve(a) => cli::serve::run(a),
+        Command::Results(a) => cli::results::run(a),
         Command::Verify(a) => cli::verify::run(a),
     }
 }

@@ -5,6 +5,7 @@ pub mod db;
 pub mod moves;
 pub mod prove;
 pub mod query;
+pub mod results;
 pub mod serve;
 pub mod show;
 pub mod solve;

@@ -6,7 +6,7 @@ use super::common::{
 };
 use clap::{Args, ValueEnum};
 use indicatif::ProgressBar;
-use kalah_driver::{Analysis, Goal, Pie, Progress, Search, SearchConfig, SearchError};
+use kalah_driver::{results, Analysis, Goal, Pie, Progress, Search, SearchConfig, SearchError};
 use kalah_solver::db::Database;
 use kalah_solver::{Board, Endgame, Position, Rules};
 use serde_json::{json, Value};
@@ -54,6 +54,17 @@ pub struct SolveArgs {
     /// for the others a bound showing them worse).
     #[arg(long, conflicts_with_all = ["all_moves", "goal"])]
     pub pie: bool,
+    /// The exact value of every first turn (everything South does before North moves: one
+    /// move, or a move that ends in South's store followed by more), and from them the
+    /// start's value (the best first turn) and the value under the pie rule (see --pie).
+    #[arg(long, conflicts_with_all = ["all_moves", "goal", "pie"])]
+    pub first_turns: bool,
+    /// With --first-turns: record the result (every first turn's value, the start's value, the
+    /// pie rule's value and this command) in the results table FILE (default
+    /// data/results.json), replacing the entry of the same game; `kalah results` prints it.
+    #[arg(long, value_name = "FILE", requires = "first_turns", num_args = 0..=1,
+          default_missing_value = "data/results.json")]
+    pub record: Option<PathBuf>,
     /// The transposition table's largest size in MiB (default: a sixteenth of the machine's
     /// memory, 64 to 4096). The table starts at 16 MiB and doubles as the search needs.
     #[arg(long)]
@@ -338,11 +349,22 @@ pub fn rules_json(rules: &Rules) -> Value {
     })
 }
 
-fn pie_json(rules: &Rules, db: &DbFacts, p: &Pie) -> Value {
+/// The start's value from the exact values of every first turn: the best turn's margin, and
+/// the turns that reach it.
+pub fn best_first_turns(p: &Pie) -> (i32, Vec<usize>) {
+    let value = p.turns.iter().map(|t| t.margin).max().unwrap_or(0);
+    let best = (0..p.turns.len())
+        .filter(|&i| p.turns[i].margin == value)
+        .collect();
+    (value, best)
+}
+
+fn pie_json(rules: &Rules, db: &DbFacts, p: &Pie, first_turns: bool) -> Value {
     let pos = Position::start(rules);
-    json!({
+    let notation = |i: &usize| pv_notation(rules, &pos, &p.turns[*i].moves);
+    let mut v = json!({
         "rules": rules_json(rules),
-        "pie": true,
+        "pie": !first_turns,
         "value": p.value,
         "result": result_word(p.value),
         "turns": p.turns.iter().map(|t| json!({
@@ -352,14 +374,25 @@ fn pie_json(rules: &Rules, db: &DbFacts, p: &Pie) -> Value {
             "exact": t.exact,
             "north_swaps": t.margin > 0,
         })).collect::<Vec<_>>(),
-        "best": p.best.iter().map(|&i| pv_notation(rules, &pos, &p.turns[i].moves)).collect::<Vec<_>>(),
+        "best": p.best.iter().map(notation).collect::<Vec<_>>(),
         "nodes": p.nodes,
         "seconds": p.seconds,
         "nodes_per_second": p.nodes as f64 / p.seconds.max(1e-9),
         "database_seeds": db.seeds,
         "database_load_seconds": db.load_seconds,
         "table_mib": db.table_mib,
-    })
+    });
+    if first_turns {
+        // The start's value, from the best first turn; the pie rule's value beside it.
+        let (value, best) = best_first_turns(p);
+        v["first_turns"] = json!(true);
+        v["value"] = json!(value);
+        v["result"] = json!(result_word(value));
+        v["best"] = json!(best.iter().map(notation).collect::<Vec<_>>());
+        v["pie_value"] = json!(p.value);
+        v["pie_best"] = json!(p.best.iter().map(notation).collect::<Vec<_>>());
+    }
+    v
 }
 
 /// Runs `kalah solve`.
@@ -407,14 +440,21 @@ pub fn run(args: &SolveArgs) -> CliResult {
         }
     };
     let cancel = cancel_flag();
-    if args.pie {
-        let pie = search.pie(&board, &report, cancel);
+    if args.pie || args.first_turns {
+        let pie = if args.first_turns {
+            search.first_turn_values(&board, &report, cancel)
+        } else {
+            search.pie(&board, &report, cancel)
+        };
         finish(&bar, visible, &last.lock().unwrap());
         let pie = pie.map_err(search_error)?;
+        if let Some(file) = &args.record {
+            record(file, &rules, &pie, seeds)?;
+        }
         if args.json {
-            println!("{}", pie_json(&rules, &facts(), &pie));
+            println!("{}", pie_json(&rules, &facts(), &pie, args.first_turns));
         } else {
-            print_pie(&rules, &facts(), &pie);
+            print_pie(&rules, &facts(), &pie, args.first_turns);
         }
         return Ok(());
     }
@@ -430,6 +470,35 @@ pub fn run(args: &SolveArgs) -> CliResult {
     } else {
         print_analysis(&rules, args, &facts(), &a);
     }
+    Ok(())
+}
+
+/// Records the first-turn values `p` of the game `rules` in the results table `file`.
+fn record(file: &Path, rules: &Rules, p: &Pie, database_seeds: u32) -> CliResult {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let source = results::Source {
+        command: format!(
+            "kalah solve --houses {} --seeds {} --capture {} --leftover {} --end {} --first-turns",
+            rules.houses,
+            rules.seeds,
+            rules.capture.name(),
+            rules.leftover.name(),
+            rules.end.name()
+        ),
+        nodes: p.nodes,
+        seconds: p.seconds,
+        database_seeds,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        date: results::date_of(now),
+    };
+    let entry = results::Entry::from_first_turns(rules, p, source).map_err(CliError::failure)?;
+    let mut table = results::ResultsFile::read(file).map_err(CliError::failure)?;
+    table.insert(entry).map_err(CliError::failure)?;
+    table.write(file).map_err(CliError::failure)?;
+    eprintln!("recorded in {}", file.display());
     Ok(())
 }
 
@@ -512,27 +581,58 @@ fn print_db(db: &DbFacts) {
     }
 }
 
-fn print_pie(rules: &Rules, db: &DbFacts, p: &Pie) {
+fn print_pie(rules: &Rules, db: &DbFacts, p: &Pie, first_turns: bool) {
     let pos = Position::start(rules);
-    println!("rules: {rules}, with the pie rule");
-    println!(
-        "value: {:+} (South's final margin when North may swap after South's first turn)",
-        p.value
-    );
-    for t in &p.turns {
+    let (value, best) = best_first_turns(p);
+    if first_turns {
+        println!("rules: {rules}");
         println!(
-            "  first turn {:<16} South's margin if North plays on: {}{:+}{}",
+            "value: {value:+} (South's final margin: the first player {}{})",
+            result_verb(value),
+            if value == 0 {
+                String::new()
+            } else {
+                format!(" by {}", value.abs())
+            }
+        );
+        println!(
+            "value under the pie rule: {:+} (South's final margin when North may swap after \
+             South's first turn)",
+            p.value
+        );
+    } else {
+        println!("rules: {rules}, with the pie rule");
+        println!(
+            "value: {:+} (South's final margin when North may swap after South's first turn)",
+            p.value
+        );
+    }
+    for (i, t) in p.turns.iter().enumerate() {
+        let mut marks = Vec::new();
+        if first_turns && best.contains(&i) {
+            marks.push("best");
+        }
+        if t.exact && t.margin.abs() == -p.value {
+            marks.push(if first_turns { "pie" } else { "best" });
+        }
+        println!(
+            "  first turn {:<16} South's margin{}: {}{:+}{}",
             pv_notation(rules, &pos, &t.moves).join(" "),
+            if first_turns {
+                ""
+            } else {
+                " if North plays on"
+            },
             match (t.exact, t.margin > 0) {
                 (true, _) => "",
                 (false, true) => "at least ",
                 (false, false) => "at most ",
             },
             t.margin,
-            if t.exact && t.margin.abs() == -p.value {
-                "  best"
+            if marks.is_empty() {
+                String::new()
             } else {
-                ""
+                format!("  {}", marks.join(", "))
             }
         );
     }

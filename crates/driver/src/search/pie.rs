@@ -85,6 +85,29 @@ impl Search {
         progress: &(dyn Fn(&Progress) + Sync),
         cancel: &AtomicBool,
     ) -> Result<Pie, SearchError> {
+        self.turns(board, false, progress, cancel)
+    }
+
+    /// The exact value of every first turn of South from `board` (South to move, equal
+    /// stores): South's final margin after the turn with perfect play on both sides. The
+    /// start's value is the largest margin, its value under the pie rule `-min |M|`; unlike
+    /// [`Search::pie`], every turn is solved exactly (`exact` is always true).
+    pub fn first_turn_values(
+        &self,
+        board: &Board,
+        progress: &(dyn Fn(&Progress) + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Pie, SearchError> {
+        self.turns(board, true, progress, cancel)
+    }
+
+    fn turns(
+        &self,
+        board: &Board,
+        all_exact: bool,
+        progress: &(dyn Fn(&Progress) + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Pie, SearchError> {
         let start = Instant::now();
         let mut ends = Vec::new();
         self.first_turns(board, &mut Vec::new(), 0, &mut ends);
@@ -97,7 +120,7 @@ impl Search {
             let (margin, exact) = match end {
                 End::Over(v) => (gain + v, true),
                 End::North(c) => {
-                    if best == i32::MAX {
+                    if all_exact || best == i32::MAX {
                         let a = self.analyse_quiet(&c, None, progress, cancel, i, total)?;
                         nodes += a.1;
                         (gain - a.0, true)
