@@ -69,7 +69,18 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version go to stdout as clap writes them; a bad flag or value is one line
+        // on stderr with exit status 2, like every other piece of bad input.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let text = e.to_string();
+            let line = text.lines().next().unwrap_or("error: bad arguments");
+            eprintln!("{line} (see --help)");
+            std::process::exit(cli::common::EXIT_USAGE);
+        }
+    };
     let code = match run(cli) {
         Ok(()) => EXIT_OK,
         Err(e) => {

@@ -149,8 +149,14 @@ impl Entry {
         let rules = Rules {
             houses: self.houses,
             seeds: self.seeds,
-            capture: self.capture.parse().map_err(|e: RulesError| e.to_string())?,
-            leftover: self.leftover.parse().map_err(|e: RulesError| e.to_string())?,
+            capture: self
+                .capture
+                .parse()
+                .map_err(|e: RulesError| e.to_string())?,
+            leftover: self
+                .leftover
+                .parse()
+                .map_err(|e: RulesError| e.to_string())?,
             end: self.end.parse().map_err(|e: RulesError| e.to_string())?,
         };
         rules.validate().map_err(|e| e.to_string())?;
@@ -190,12 +196,7 @@ impl Entry {
     /// Sets the start's value, the pie rule's value and their best turns from the turns.
     fn derive_values(&mut self) {
         let value = self.turns.iter().map(|t| t.margin).max().unwrap_or(0);
-        let least = self
-            .turns
-            .iter()
-            .map(|t| t.margin.abs())
-            .min()
-            .unwrap_or(0);
+        let least = self.turns.iter().map(|t| t.margin.abs()).min().unwrap_or(0);
         self.value = value;
         self.pie_value = -least;
         self.best = self.turns_where(|m| m == value);
@@ -220,8 +221,14 @@ impl Entry {
         if got != want {
             return Err(format!(
                 "its first turns are not those of the start: expected {}, found {}",
-                want.iter().map(|m| notation(m)).collect::<Vec<_>>().join(", "),
-                got.iter().map(|m| notation(m)).collect::<Vec<_>>().join(", ")
+                want.iter()
+                    .map(|m| notation(m))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                got.iter()
+                    .map(|m| notation(m))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         let seeds = Board::start(&rules).seeds() as i32;

@@ -111,6 +111,18 @@ fn bad_input_exits_2_with_one_line() {
             vec!["query", "--houses", "1", "--end", "never", "1 / 1"],
             "--end",
         ),
+        // A table larger than the machine's memory (it used to panic with a backtrace).
+        (vec!["solve", "--tt-mb", "100000000"], "--tt-mb"),
+        (vec!["query", "--tt-mb", "100000000", "1 / 1"], "memory"),
+        (vec!["serve", "--tt-mb", "100000000"], "memory"),
+        (
+            vec!["serve", "--searches", "100000", "--tt-mb", "4096"],
+            "memory",
+        ),
+        (vec!["prove", "--tt-mb", "100000000"], "--tt-mb"),
+        (vec!["verify", "--tt-mb", "0"], "--tt-mb"),
+        (vec!["solve", "--tt-mb", "lots"], "--tt-mb"),
+        (vec!["solve", "--no-such-flag"], "--no-such-flag"),
     ] {
         let out = kalah(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -384,3 +384,34 @@ mod tests {
         }
     }
 }
+
+/// The machine's memory in MiB (`MemTotal` of /proc/meminfo; 8 GiB where that cannot be read).
+pub fn memory_mib() -> usize {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map(|kb| (kb / 1024) as usize)
+        .unwrap_or(8 << 10)
+}
+
+/// Parses `--tt-mb`: a whole number of MiB from 1 to the machine's memory (a table larger
+/// than the memory cannot be mapped, and one as large would leave nothing for the database).
+pub fn parse_tt_mb(s: &str) -> Result<usize, String> {
+    let mb: usize = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number of MiB"))?;
+    let memory = memory_mib();
+    if mb == 0 {
+        return Err("the table needs at least 1 MiB".into());
+    }
+    if mb > memory {
+        return Err(format!(
+            "{mb} MiB is more than this machine's memory ({memory} MiB)"
+        ));
+    }
+    Ok(mb)
+}

@@ -85,7 +85,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 8, value_name = "PLIES")]
     pub guess_depth: u32,
     /// Transposition table size in MiB (default: a sixteenth of the machine's memory).
-    #[arg(long)]
+    #[arg(long, value_name = "MB", value_parser = super::common::parse_tt_mb)]
     pub tt_mb: Option<usize>,
     /// Search threads (default: every core).
     #[arg(long)]
@@ -136,7 +136,7 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
     /// Transposition table size in MiB.
-    #[arg(long)]
+    #[arg(long, value_name = "MB", value_parser = super::common::parse_tt_mb)]
     pub tt_mb: Option<usize>,
     /// Search threads (default: every core).
     #[arg(long)]

@@ -31,7 +31,7 @@ pub struct QueryArgs {
     pub db: Option<PathBuf>,
     /// The transposition table's largest size in MiB, for positions larger than the database
     /// (it starts at 16 MiB and doubles as the search needs).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, value_name = "MB", value_parser = super::common::parse_tt_mb)]
     pub tt_mb: usize,
     /// Without --db: first make sure the default database `data/db/<rules>` holds every level
     /// up to N seeds (default: the size that makes the run fastest for the position, said on

@@ -124,7 +124,8 @@ fn read_ledgers(dir: &Path) -> CliResult<Vec<(PathBuf, LedgerSummary)>> {
         .collect();
     dirs.sort();
     for d in dirs {
-        let s = ledger_summary(&d).map_err(|e| CliError::failure(format!("{}: {e}", d.display())))?;
+        let s =
+            ledger_summary(&d).map_err(|e| CliError::failure(format!("{}: {e}", d.display())))?;
         out.push((d, s));
     }
     Ok(out)
@@ -187,7 +188,11 @@ fn print_table(rows: &[Row]) {
             .unwrap_or_else(|| "?".into());
         let (best, pie) = match (&r.entry, &r.ledger) {
             (Some(e), _) => (
-                e.best.iter().map(|m| notation(m)).collect::<Vec<_>>().join(", "),
+                e.best
+                    .iter()
+                    .map(|m| notation(m))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 signed(e.pie_value),
             ),
             (None, Some((_, l))) if l.lower == l.upper => {

@@ -46,7 +46,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 2)]
     pub searches: usize,
     /// The largest table of each search, in MiB (each starts at 16 MiB and doubles as it needs).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = 64, value_name = "MB", value_parser = super::common::parse_tt_mb)]
     pub tt_mb: usize,
     /// Compressed databases up to this size (MiB, one byte a position) are decoded into
     /// memory on first use, for fast searches; larger ones are probed block by block.
@@ -448,6 +448,16 @@ fn router(sh: Arc<Shared>) -> Router {
 
 /// Runs `kalah serve` until Ctrl-C.
 pub fn run(args: &ServeArgs) -> CliResult {
+    let memory = super::common::memory_mib();
+    if args.searches.max(1).saturating_mul(args.tt_mb) > memory {
+        return Err(CliError::usage(format!(
+            "--searches {} with --tt-mb {}: their tables could take {} MiB, more than this \
+             machine's memory ({memory} MiB)",
+            args.searches,
+            args.tt_mb,
+            args.searches.max(1).saturating_mul(args.tt_mb)
+        )));
+    }
     let sh = Arc::new(Shared {
         root: args.db.clone(),
         budget: Duration::from_millis(args.budget_ms.min(args.max_budget_ms)),

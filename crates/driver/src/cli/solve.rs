@@ -67,7 +67,7 @@ pub struct SolveArgs {
     pub record: Option<PathBuf>,
     /// The transposition table's largest size in MiB (default: a sixteenth of the machine's
     /// memory, 64 to 4096). The table starts at 16 MiB and doubles as the search needs.
-    #[arg(long)]
+    #[arg(long, value_name = "MB", value_parser = super::common::parse_tt_mb)]
     pub tt_mb: Option<usize>,
     /// Search threads (default: every core).
     #[arg(long)]
@@ -267,15 +267,7 @@ pub fn parse_deepening(s: &str) -> Result<(u32, u32, u32), String> {
 /// The table size when `--tt-mb` is not given: a sixteenth of the machine's memory, at least
 /// 64 MiB and at most 4 GiB (the table is mapped lazily: pages are taken as they are used).
 pub fn default_tt_mb() -> usize {
-    let total_kb = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .unwrap_or(8 << 20);
-    ((total_kb / 1024 / 16) as usize).clamp(64, 4096)
+    (super::common::memory_mib() / 16).clamp(64, 4096)
 }
 
 /// The moves of a principal variation from `pos`, as `S3`, `N1`...

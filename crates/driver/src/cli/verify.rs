@@ -36,7 +36,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "DIR")]
     pub db_root: Option<PathBuf>,
     /// Transposition table size in MiB.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = 512, value_name = "MB", value_parser = super::common::parse_tt_mb)]
     pub tt_mb: usize,
     /// Search threads (default: every core).
     #[arg(long)]
