@@ -382,6 +382,57 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     // The best opening moves are bounded at the value from both sides by the root's answers.
     let text = kalah(cwd, &["prove", "status", "run"]).1;
     assert!(text.contains("opening move 1"), "{text}");
+
+    // A check stopped by SIGINT says what it proved again and how to go on; going on proves
+    // the rest and derives the root.
+    let check = [
+        "prove",
+        "check",
+        "run",
+        "--json",
+        "--tt-mb",
+        "16",
+        "--threads",
+        "1",
+    ];
+    let child = Command::new(env!("CARGO_BIN_EXE_kalah"))
+        .args(check)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    // SAFETY: sends a signal to the child's process id; no memory is involved.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "the check was too quick to stop: {err}"
+    );
+    let first: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(first["interrupted"], true, "{first}");
+    assert_eq!(first["ok"], true, "{first}");
+    let done = first["reproved"].as_u64().unwrap();
+    assert!(err.contains("go on with: kalah prove check run"), "{err}");
+    let mut rest: Vec<String> = check.iter().map(|s| s.to_string()).collect();
+    if let Some(l) = first["last_line"].as_u64() {
+        assert!(err.contains(&format!("up to ledger line {l}")), "{err}");
+        rest.extend(["--after-line".to_string(), l.to_string()]);
+    }
+    let all = json(cwd, &check[..]);
+    let r: Vec<&str> = rest.iter().map(|s| s.as_str()).collect();
+    let second = json(cwd, &r);
+    assert_eq!(second["ok"], true, "{second}");
+    assert_eq!(second["lower"].as_i64(), Some(want));
+    assert_eq!(
+        second["reproved"].as_u64().unwrap() + done,
+        all["reproved"].as_u64().unwrap()
+    );
 }
 
 #[test]

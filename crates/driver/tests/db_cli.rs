@@ -392,3 +392,50 @@ fn a_level_built_in_slices_and_joined_is_the_whole_level() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_second_build_in_the_same_directory_is_refused_naming_the_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let dir_s = dir.to_string_lossy().into_owned();
+    // A build of a few tens of seconds, so that the second one surely meets it.
+    let mut first = Command::new(KALAH)
+        .args([
+            "db", "build", "--upto", "24", "--houses", "6", "--dir", &dir_s,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = dir.join("build.lock");
+    let t = Instant::now();
+    // The lock file holds the first build's process id once it has the lock.
+    while std::fs::read_to_string(&lock).map_or(true, |s| s.trim() != first.id().to_string()) {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the first build never locked"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = kalah(&[
+        "db", "build", "--upto", "10", "--houses", "6", "--dir", &dir_s,
+    ]);
+    let _ = first.kill();
+    let _ = first.wait();
+    assert_eq!(second.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains(&format!("process {} is building levels here", first.id())),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // Once the first is gone, the lock is free again (the system drops it with the process).
+    let third = kalah(&[
+        "db", "build", "--upto", "10", "--houses", "6", "--dir", &dir_s,
+    ]);
+    assert!(
+        third.status.success(),
+        "{}",
+        String::from_utf8_lossy(&third.stderr)
+    );
+}

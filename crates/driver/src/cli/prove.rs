@@ -132,6 +132,10 @@ pub struct CheckArgs {
     /// Seed of the random sample (default: from the clock; printed).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Prove again only the chosen units after ledger line L (an interrupted check names
+    /// the last line it proved again; the root and openings are still derived from every unit).
+    #[arg(long, value_name = "L")]
+    pub after_line: Option<usize>,
     /// Endgame database directory (default `data/db/<rules>` when it exists).
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
@@ -770,15 +774,67 @@ fn check(args: &CheckArgs) -> CliResult {
     }
     let visible = show_progress(args.json);
     let bar = spinner(visible);
+    let after = args.after_line.unwrap_or(0);
     let report = derive::check(
         &search,
         &contents,
-        &|line| chosen.contains(&line),
+        &|line| line > after && chosen.contains(&line),
         &|k, n, p| bar.set_message(format!("unit {}/{n} | {}", k + 1, progress_message(p))),
         cancel_flag(),
     );
     bar.finish_and_clear();
     let r = report.map_err(prove_error)?;
+    if r.interrupted {
+        // Say what was checked, and how to go on from there.
+        let again = {
+            let mut c = format!("kalah prove check {}", args.dir.display());
+            if let Some(n) = args.sample {
+                c += &format!(" --sample {n} --seed {seed}");
+            }
+            if let Some(l) = r.last_line.or(args.after_line) {
+                c += &format!(" --after-line {l}");
+            }
+            c
+        };
+        let checked = match r.last_line {
+            Some(l) => format!(
+                "{} units proven again up to ledger line {l} ({} nodes, {:.1} s), {}",
+                r.reproved,
+                r.nodes,
+                r.seconds,
+                if r.errors.is_empty() {
+                    "each with the ledger's answer".to_string()
+                } else {
+                    format!("{} disagreements: {}", r.errors.len(), r.errors.join("; "))
+                }
+            ),
+            None => "no unit proven again".to_string(),
+        };
+        if args.json {
+            println!(
+                "{}",
+                json!({
+                    "rules": rules_json(&rules),
+                    "interrupted": true,
+                    "ok": r.errors.is_empty(),
+                    "errors": r.errors,
+                    "reproved": r.reproved,
+                    "last_line": r.last_line,
+                    "nodes": r.nodes,
+                    "seconds": r.seconds,
+                    "seed": args.sample.map(|_| seed),
+                    "continue": again,
+                })
+            );
+        }
+        return Err(CliError {
+            code: EXIT_INTERRUPTED,
+            message: format!(
+                "interrupted: {checked}; the root and openings were not derived yet; go on \
+                 with: {again}"
+            ),
+        });
+    }
     if args.json {
         println!(
             "{}",

@@ -236,6 +236,11 @@ pub struct CheckReport {
     pub upper: i32,
     /// Everything that is wrong, one line each; empty when the ledger holds.
     pub errors: Vec<String>,
+    /// Whether `cancel` stopped the work: then only the units up to `last_line` were proven
+    /// again, and the root and opening records were not derived.
+    pub interrupted: bool,
+    /// The ledger line of the last unit proven again.
+    pub last_line: Option<usize>,
 }
 
 /// Checks the ledger `contents`: every unit's position follows its path, the units do not
@@ -288,16 +293,27 @@ pub fn check(
     for (k, (line, u)) in chosen.iter().enumerate() {
         let claimed = u.verdict.truth().unwrap();
         let label = format!("line {line}: {} at least {:+}?", u.board, u.threshold);
-        let (found, nodes) = search.decide(
+        let (found, nodes) = match search.decide(
             &u.board,
             u.threshold,
             None,
             &label,
             &|p| progress(k, chosen.len(), p),
             cancel,
-        )?;
+        ) {
+            Ok(r) => r,
+            Err(SearchError::Interrupted { nodes, .. }) => {
+                // What was proven again so far is reported; the derivation needs every unit.
+                report.nodes += nodes;
+                report.interrupted = true;
+                report.seconds = start.elapsed().as_secs_f64();
+                return Ok(report);
+            }
+            Err(e) => return Err(e.into()),
+        };
         report.nodes += nodes;
         report.reproved += 1;
+        report.last_line = Some(*line);
         if found != Some(claimed) {
             report.errors.push(format!(
                 "line {line}: the ledger says the value of {} is {} {:+}, the search says {}",

@@ -78,6 +78,8 @@ pub(crate) fn build_levels(
         path: dir.to_path_buf(),
         source,
     })?;
+    // Two builders in one directory would race on the same temporary files and levels.
+    let _lock = super::dir_lock::lock_dir(dir)?;
     let ranker = Ranker::new(rules.houses);
     // Which levels have a file whose header and table are fine (blocks checked later).
     let mut present: Vec<Option<LevelFile>> = Vec::new();

@@ -63,6 +63,13 @@ pub enum DbError {
         /// Why.
         what: String,
     },
+    /// Another process is building levels in the directory.
+    Busy {
+        /// The directory.
+        path: PathBuf,
+        /// Who holds its build lock (`process 1234`).
+        holder: String,
+    },
     /// The work was cancelled; finished levels are kept.
     Interrupted {
         /// The level file that was being worked on.
@@ -114,6 +121,13 @@ impl fmt::Display for DbError {
                 write!(f, "{}: no database here (level 0 missing)", path.display())
             }
             DbError::Unsupported { path, what } => write!(f, "{}: {what}", path.display()),
+            DbError::Busy { path, holder } => write!(
+                f,
+                "{}: {holder} is building levels here (it holds {}); wait for it to finish or \
+                 stop it, then run this again",
+                path.display(),
+                dir_lock::LOCK_FILE
+            ),
             DbError::Interrupted { path } => {
                 write!(
                     f,
