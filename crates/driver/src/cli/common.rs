@@ -111,7 +111,9 @@ impl RuleArgs {
 /// For `--log-every SECS`: whether a progress line is due at `seconds` (then the time of the
 /// last line, in `last`, moves to it).
 pub fn log_due(every: Option<u64>, last: &std::sync::Mutex<f64>, seconds: f64) -> bool {
-    let Some(every) = every else { return false };
+    let Some(every) = every.filter(|&e| e > 0) else {
+        return false;
+    };
     let mut at = last.lock().unwrap();
     if seconds >= *at + every as f64 {
         *at = seconds;
@@ -246,6 +248,21 @@ pub fn show_progress(json: bool) -> bool {
     !json && std::io::stderr().is_terminal()
 }
 
+/// Seconds between progress lines on stderr when nothing else shows progress: with
+/// `--log-every SECS` that (0: none); otherwise, for text output to a log or a pipe, where no
+/// progress bar is drawn, one line a minute, so that a long run is never silent.
+pub fn log_interval(flag: Option<u64>, json: bool, terminal: bool) -> Option<u64> {
+    match flag {
+        Some(0) => None,
+        Some(s) => Some(s),
+        None if !json && !terminal => Some(DEFAULT_LOG_EVERY),
+        None => None,
+    }
+}
+
+/// Seconds between the progress lines of a long run whose stderr is not a terminal.
+pub const DEFAULT_LOG_EVERY: u64 = 60;
+
 /// A progress bar on stderr, hidden when `visible` is false.
 pub fn progress_bar(len: u64, template: &str, visible: bool) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(
@@ -360,31 +377,6 @@ pub fn ensure_default_db(rules: &Rules, seeds: u32, upto: Option<u32>, json: boo
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_database_sizes_follow_the_board() {
-        // 6 houses: 16 for 3 seeds, 22 for 4 and more.
-        assert_eq!(auto_db_upto(6, 36).0, 16);
-        assert_eq!(auto_db_upto(6, 48).0, 22);
-        assert_eq!(auto_db_upto(6, 60).0, 22);
-        assert!(auto_db_upto(6, 72).1.contains("long search"));
-        // Small boards are built whole.
-        assert_eq!(auto_db_upto(4, 24).0, 24);
-        assert_eq!(auto_db_upto(3, 18).0, 18);
-        // More houses: no more positions than 6 houses up to 22 seeds.
-        let total =
-            |h: usize, n: u32| -> u64 { (0..=n).map(|l| kalah_solver::db::level_size(h, l)).sum() };
-        for h in [7, 8] {
-            let n = auto_db_upto(h, 2 * h as u32 * 4).0;
-            assert!(total(h, n) <= total(6, 22), "{h} houses: {n}");
-            assert!(n >= 10, "{h} houses: {n}");
-        }
-    }
-}
-
 /// The machine's memory in MiB (`MemTotal` of /proc/meminfo; 8 GiB where that cannot be read).
 pub fn memory_mib() -> usize {
     std::fs::read_to_string("/proc/meminfo")
@@ -414,4 +406,47 @@ pub fn parse_tt_mb(s: &str) -> Result<usize, String> {
         ));
     }
     Ok(mb)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_runs_log_a_line_a_minute_when_no_bar_is_drawn() {
+        // Text to a log or a pipe: a line a minute unless told otherwise.
+        assert_eq!(log_interval(None, false, false), Some(60));
+        assert_eq!(log_interval(Some(5), false, false), Some(5));
+        assert_eq!(log_interval(Some(0), false, false), None);
+        // A terminal has its progress bar; --json output stays clean unless asked.
+        assert_eq!(log_interval(None, false, true), None);
+        assert_eq!(log_interval(None, true, false), None);
+        assert_eq!(log_interval(Some(7), true, false), Some(7));
+        let last = std::sync::Mutex::new(0.0);
+        assert!(!log_due(Some(60), &last, 59.0));
+        assert!(log_due(Some(60), &last, 61.0));
+        assert!(!log_due(Some(60), &last, 100.0));
+        assert!(!log_due(None, &last, 1000.0));
+        assert!(!log_due(Some(0), &last, 1000.0));
+    }
+
+    #[test]
+    fn default_database_sizes_follow_the_board() {
+        // 6 houses: 16 for 3 seeds, 22 for 4 and more.
+        assert_eq!(auto_db_upto(6, 36).0, 16);
+        assert_eq!(auto_db_upto(6, 48).0, 22);
+        assert_eq!(auto_db_upto(6, 60).0, 22);
+        assert!(auto_db_upto(6, 72).1.contains("long search"));
+        // Small boards are built whole.
+        assert_eq!(auto_db_upto(4, 24).0, 24);
+        assert_eq!(auto_db_upto(3, 18).0, 18);
+        // More houses: no more positions than 6 houses up to 22 seeds.
+        let total =
+            |h: usize, n: u32| -> u64 { (0..=n).map(|l| kalah_solver::db::level_size(h, l)).sum() };
+        for h in [7, 8] {
+            let n = auto_db_upto(h, 2 * h as u32 * 4).0;
+            assert!(total(h, n) <= total(6, 22), "{h} houses: {n}");
+            assert!(n >= 10, "{h} houses: {n}");
+        }
+    }
 }

@@ -15,6 +15,7 @@ use kalah_driver::prove::{
 use kalah_driver::{Search, SearchConfig, SearchError};
 use kalah_solver::{Board, Endgame, Rules};
 use serde_json::{json, Value};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -97,7 +98,8 @@ pub struct RunArgs {
     /// Print one JSON object at the end.
     #[arg(long)]
     pub json: bool,
-    /// Also print a progress line to stderr every SECS seconds (for logs of long runs).
+    /// Print a progress line to stderr every SECS seconds, with --json too (default: every
+    /// 60 s when stderr is not a terminal and the output is text; 0: never).
     #[arg(long, value_name = "SECS")]
     pub log_every: Option<u64>,
     /// Also save the table beside the ledger (`table.ckp`, for the next run) after a unit
@@ -441,9 +443,11 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     let visible = show_progress(args.json);
     let bar = spinner(visible);
     let logged = std::sync::Mutex::new(0.0f64);
+    let log_every =
+        super::common::log_interval(args.log_every, args.json, std::io::stderr().is_terminal());
     let report = |p: &ProveProgress| {
         bar.set_message(prove_message(p));
-        if super::common::log_due(args.log_every, &logged, p.seconds) {
+        if super::common::log_due(log_every, &logged, p.seconds) {
             bar.suspend(|| eprintln!("[{:.0} s] {}", p.seconds, prove_message(p)));
         }
     };

@@ -10,6 +10,7 @@ use kalah_driver::{results, Analysis, Goal, Pie, Progress, Search, SearchConfig,
 use kalah_solver::db::Database;
 use kalah_solver::{Board, Endgame, Position, Rules};
 use serde_json::{json, Value};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -87,8 +88,8 @@ pub struct SolveArgs {
     /// Seconds between checkpoint saves.
     #[arg(long, default_value_t = 300, value_name = "SECS")]
     pub checkpoint_every: u64,
-    /// Also print a progress line to stderr every SECS seconds, even when stderr is not a
-    /// terminal or with --json (for logs of long runs).
+    /// Print a progress line to stderr every SECS seconds, with --json too (default: every
+    /// 60 s when stderr is not a terminal and the output is text; 0: never).
     #[arg(long, value_name = "SECS")]
     pub log_every: Option<u64>,
     /// Stop after this many nodes, as if interrupted (saving the checkpoint).
@@ -424,10 +425,12 @@ pub fn run(args: &SolveArgs) -> CliResult {
     let bar = spinner(visible);
     let last = std::sync::Mutex::new(None::<Progress>);
     let logged = std::sync::Mutex::new(0.0f64);
+    let log_every =
+        super::common::log_interval(args.log_every, args.json, std::io::stderr().is_terminal());
     let report = |p: &Progress| {
         bar.set_message(progress_message(p));
         *last.lock().unwrap() = Some(p.clone());
-        if super::common::log_due(args.log_every, &logged, p.seconds) {
+        if super::common::log_due(log_every, &logged, p.seconds) {
             bar.suspend(|| eprintln!("[{:.0} s] {}", p.seconds, progress_message(p)));
         }
     };
