@@ -433,6 +433,20 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
         second["reproved"].as_u64().unwrap() + done,
         all["reproved"].as_u64().unwrap()
     );
+    // --needed proves again exactly the units the root's records rest on: some, not all
+    // (units of lines the coordinator abandoned are not needed).
+    let mut needed_args = check.to_vec();
+    needed_args.push("--needed");
+    let needed = json(cwd, &needed_args);
+    assert_eq!(needed["ok"], true, "{needed}");
+    let n = needed["needed"].as_u64().unwrap();
+    assert_eq!(needed["reproved"].as_u64(), Some(n), "{needed}");
+    assert_eq!(all["needed"].as_u64(), Some(n));
+    assert!(
+        n > 0 && n < all["reproved"].as_u64().unwrap(),
+        "{needed} {all}"
+    );
+    assert_eq!(needed["lower"].as_i64(), Some(want));
 }
 
 #[test]

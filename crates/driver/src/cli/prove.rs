@@ -134,6 +134,10 @@ pub struct CheckArgs {
     /// Seed of the random sample (default: from the clock; printed).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Prove again exactly the units that the root and opening records rest on (each fact the
+    /// derivation used names its unit), from nothing.
+    #[arg(long, conflicts_with = "sample")]
+    pub needed: bool,
     /// Prove again only the chosen units after ledger line L (an interrupted check names
     /// the last line it proved again; the root and openings are still derived from every unit).
     #[arg(long, value_name = "L")]
@@ -783,6 +787,7 @@ fn check(args: &CheckArgs) -> CliResult {
         &search,
         &contents,
         &|line| line > after && chosen.contains(&line),
+        args.needed,
         &|k, n, p| bar.set_message(format!("unit {}/{n} | {}", k + 1, progress_message(p))),
         cancel_flag(),
     );
@@ -792,6 +797,9 @@ fn check(args: &CheckArgs) -> CliResult {
         // Say what was checked, and how to go on from there.
         let again = {
             let mut c = format!("kalah prove check {}", args.dir.display());
+            if args.needed {
+                c += " --needed";
+            }
             if let Some(n) = args.sample {
                 c += &format!(" --sample {n} --seed {seed}");
             }
@@ -833,10 +841,7 @@ fn check(args: &CheckArgs) -> CliResult {
         }
         return Err(CliError {
             code: EXIT_INTERRUPTED,
-            message: format!(
-                "interrupted: {checked}; the root and openings were not derived yet; go on \
-                 with: {again}"
-            ),
+            message: format!("interrupted: {checked}; go on with: {again}"),
         });
     }
     if args.json {
@@ -847,6 +852,7 @@ fn check(args: &CheckArgs) -> CliResult {
                 "ok": r.errors.is_empty(),
                 "errors": r.errors,
                 "units": r.units,
+                "needed": r.needed,
                 "reproved": r.reproved,
                 "nodes": r.nodes,
                 "seconds": r.seconds,
@@ -858,8 +864,18 @@ fn check(args: &CheckArgs) -> CliResult {
     } else {
         println!("rules: {rules}");
         println!(
-            "units: {} in the ledger, {} proven again ({} nodes, {:.1} s)",
-            r.units, r.reproved, r.nodes, r.seconds
+            "units: {} in the ledger, {} of them needed by the root and opening records, {} \
+             proven again{} ({} nodes, {:.1} s)",
+            r.units,
+            r.needed,
+            r.reproved,
+            if args.needed {
+                " (the needed ones)"
+            } else {
+                ""
+            },
+            r.nodes,
+            r.seconds
         );
         for e in &r.errors {
             println!("error: {e}");

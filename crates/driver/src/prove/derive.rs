@@ -34,6 +34,11 @@ pub struct Derivation<'a> {
     /// Nodes spent searching boards the ledger's database covered and this one does not.
     pub nodes: u64,
     search_small: bool,
+    /// For each board with facts, the unit (index in the units given) with the largest
+    /// threshold proven reached and the one with the smallest proven not reached.
+    sources: HashMap<Board, (Option<(i32, usize)>, Option<(i32, usize)>)>,
+    /// The units whose facts the answers so far rest on.
+    used: HashSet<usize>,
 }
 
 impl<'a> Derivation<'a> {
@@ -47,9 +52,22 @@ impl<'a> Derivation<'a> {
         let mut split = HashSet::new();
         split.insert(Board::start(rules));
         let mut db_seeds = 0;
-        for u in units {
+        let mut sources: HashMap<Board, (Option<(i32, usize)>, Option<(i32, usize)>)> =
+            HashMap::new();
+        for (i, u) in units.iter().enumerate() {
             match u.verdict.truth() {
-                Some(h) => facts.add(&u.board, u.threshold, h)?,
+                Some(h) => {
+                    facts.add(&u.board, u.threshold, h)?;
+                    let e = sources.entry(u.board).or_default();
+                    let t = u.threshold;
+                    if h {
+                        if e.0.is_none_or(|(best, _)| t > best) {
+                            e.0 = Some((t, i));
+                        }
+                    } else if e.1.is_none_or(|(best, _)| t < best) {
+                        e.1 = Some((t, i));
+                    }
+                }
                 None => {
                     split.insert(u.board);
                 }
@@ -65,7 +83,15 @@ impl<'a> Derivation<'a> {
             memo: HashMap::new(),
             nodes: 0,
             search_small: true,
+            sources,
+            used: HashSet::new(),
         })
+    }
+
+    /// The units (indices in the units given to [`Derivation::new`]) that the answers derived
+    /// so far rest on: a fact used to settle a question names the unit that proved it.
+    pub fn used_units(&self) -> &HashSet<usize> {
+        &self.used
     }
 
     /// Leaves boards that only the prover's (larger) database answered unknown instead of
@@ -89,6 +115,11 @@ impl<'a> Derivation<'a> {
 
     fn holds_at(&mut self, board: &Board, t: i32, ply: usize) -> Result<Option<bool>, SearchError> {
         if let Some(h) = self.facts.get(board, t) {
+            let (reached, missed) = self.sources[board];
+            let unit = if h { reached } else { missed };
+            if let Some((_, i)) = unit {
+                self.used.insert(i);
+            }
             return Ok(Some(h));
         }
         if let Some(v) = self.search.known_value(board)? {
@@ -237,20 +268,26 @@ pub struct CheckReport {
     /// Everything that is wrong, one line each; empty when the ledger holds.
     pub errors: Vec<String>,
     /// Whether `cancel` stopped the work: then only the units up to `last_line` were proven
-    /// again, and the root and opening records were not derived.
+    /// again (the root and opening records were derived before).
     pub interrupted: bool,
     /// The ledger line of the last unit proven again.
     pub last_line: Option<usize>,
+    /// Proven units that the root and opening records rest on.
+    pub needed: usize,
 }
 
 /// Checks the ledger `contents`: every unit's position follows its path, the units do not
-/// contradict each other, the proven units chosen by `pick` (line number -> search it again)
-/// give the same answer when searched again without a budget, and every root record follows
-/// from the units.
+/// contradict each other, every root and opening record follows from the units, and the
+/// proven units chosen by `pick` (line number -> search it again) give the same answer when
+/// searched again without a budget. With `needed`, only the units that the derivation of the
+/// root and opening records rests on are candidates for `pick` (those whose facts settled a
+/// question on the way: proving exactly them again from nothing checks everything the
+/// records depend on).
 pub fn check(
     search: &Search,
     contents: &Contents,
     pick: &dyn Fn(usize) -> bool,
+    needed: bool,
     progress: &(dyn Fn(usize, usize, &Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<CheckReport, ProveError> {
@@ -283,48 +320,6 @@ pub fn check(
                 "line {line}: the moves {:?} do not lead to the position {}",
                 u.path.iter().map(|h| h + 1).collect::<Vec<_>>(),
                 u.board
-            ));
-        }
-    }
-    let chosen: Vec<&(usize, &UnitRecord)> = units
-        .iter()
-        .filter(|(line, u)| u.verdict.truth().is_some() && pick(*line))
-        .collect();
-    for (k, (line, u)) in chosen.iter().enumerate() {
-        let claimed = u.verdict.truth().unwrap();
-        let label = format!("line {line}: {} at least {:+}?", u.board, u.threshold);
-        let (found, nodes) = match search.decide(
-            &u.board,
-            u.threshold,
-            None,
-            &label,
-            &|p| progress(k, chosen.len(), p),
-            cancel,
-        ) {
-            Ok(r) => r,
-            Err(SearchError::Interrupted { nodes, .. }) => {
-                // What was proven again so far is reported; the derivation needs every unit.
-                report.nodes += nodes;
-                report.interrupted = true;
-                report.seconds = start.elapsed().as_secs_f64();
-                return Ok(report);
-            }
-            Err(e) => return Err(e.into()),
-        };
-        report.nodes += nodes;
-        report.reproved += 1;
-        report.last_line = Some(*line);
-        if found != Some(claimed) {
-            report.errors.push(format!(
-                "line {line}: the ledger says the value of {} is {} {:+}, the search says {}",
-                u.board,
-                if claimed { "at least" } else { "below" },
-                u.threshold,
-                if found == Some(true) {
-                    "it is at least"
-                } else {
-                    "it is below"
-                }
             ));
         }
     }
@@ -382,6 +377,54 @@ pub fn check(
         report
             .errors
             .push("the root records contradict each other".to_string());
+    }
+    let used = d.used_units().clone();
+    report.needed = used.len();
+    let chosen: Vec<&(usize, &UnitRecord)> = units
+        .iter()
+        .enumerate()
+        .filter(|(i, (line, u))| {
+            u.verdict.truth().is_some() && pick(*line) && (!needed || used.contains(i))
+        })
+        .map(|(_, x)| x)
+        .collect();
+    for (k, (line, u)) in chosen.iter().enumerate() {
+        let claimed = u.verdict.truth().unwrap();
+        let label = format!("line {line}: {} at least {:+}?", u.board, u.threshold);
+        let (found, nodes) = match search.decide(
+            &u.board,
+            u.threshold,
+            None,
+            &label,
+            &|p| progress(k, chosen.len(), p),
+            cancel,
+        ) {
+            Ok(r) => r,
+            Err(SearchError::Interrupted { nodes, .. }) => {
+                // What was proven again so far is reported.
+                report.nodes += nodes;
+                report.interrupted = true;
+                report.seconds = start.elapsed().as_secs_f64();
+                return Ok(report);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        report.nodes += nodes;
+        report.reproved += 1;
+        report.last_line = Some(*line);
+        if found != Some(claimed) {
+            report.errors.push(format!(
+                "line {line}: the ledger says the value of {} is {} {:+}, the search says {}",
+                u.board,
+                if claimed { "at least" } else { "below" },
+                u.threshold,
+                if found == Some(true) {
+                    "it is at least"
+                } else {
+                    "it is below"
+                }
+            ));
+        }
     }
     report.seconds = start.elapsed().as_secs_f64();
     Ok(report)
