@@ -195,6 +195,38 @@ pub fn ref_board_value(rules: &Rules, mover: &[u8], opponent: &[u8]) -> i64 {
     ref_value(rules, &RefState::from_sides(mover, opponent))
 }
 
+/// South's final margin after the first turn `moves` (1-based houses, played from the start
+/// of `rules` seed by seed), both playing perfectly after it; panics if `moves` is not a
+/// first turn (a move before the last that passes the turn, or a last one that does not while
+/// the game goes on).
+pub fn ref_first_turn_margin(rules: &Rules, moves: &[usize]) -> i64 {
+    let m = rules.houses;
+    let side = vec![rules.seeds as u8; m];
+    let mut s = RefState::from_sides(&side, &side);
+    for (i, &h) in moves.iter().enumerate() {
+        assert!(
+            s.player == 0 && !s.over(rules),
+            "{moves:?} is not a first turn"
+        );
+        s = s.play(rules, h - 1);
+        if i + 1 < moves.len() {
+            assert_eq!(s.player, 0, "move {h} of {moves:?} passes the turn");
+        }
+    }
+    assert!(
+        s.player == 1 || s.over(rules),
+        "{moves:?} leaves South to move"
+    );
+    let diff = s.pits[m] as i64 - s.pits[2 * m + 1] as i64;
+    let v = ref_value(rules, &s);
+    // ref_value is for the player to move; South's margin is the store difference plus it.
+    if s.player == 0 {
+        diff + v
+    } else {
+        diff - v
+    }
+}
+
 /// A small deterministic pseudo-random generator (xorshift64*), so tests need no crates.
 pub struct Rng(pub u64);
 

@@ -280,22 +280,10 @@ pub fn notation(moves: &[usize]) -> String {
 /// seed lands in South's store followed by a first turn from there, until the turn passes or
 /// the game ends; in the order houses are tried.
 pub fn first_turns(rules: &Rules) -> Vec<Vec<usize>> {
-    fn walk(rules: &Rules, board: &Board, path: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
-        for h in board.legal_houses() {
-            let s = board.sow(rules, h);
-            let next = s.next();
-            path.push(h + 1);
-            if s.extra_turn && next.final_value(rules).is_none() {
-                walk(rules, &next, path, out);
-            } else {
-                out.push(path.clone());
-            }
-            path.pop();
-        }
-    }
-    let mut out = Vec::new();
-    walk(rules, &Board::start(rules), &mut Vec::new(), &mut out);
-    out
+    crate::prove::tree::first_turns(rules)
+        .into_iter()
+        .map(|m| m.into_iter().map(|h| h + 1).collect())
+        .collect()
 }
 
 /// The recorded results (`data/results.json`).
@@ -412,6 +400,8 @@ pub struct LedgerSummary {
     pub upper: i32,
     /// Bounds on each opening move that has records (1-based house, lower, upper).
     pub openings: Vec<(usize, i32, i32)>,
+    /// Bounds on each first turn that has records (1-based houses, lower, upper).
+    pub turns: Vec<(Vec<usize>, i32, i32)>,
     /// Proven units.
     pub units: u64,
     /// Nodes of every unit.
@@ -426,6 +416,7 @@ pub fn ledger_summary(dir: &Path) -> Result<LedgerSummary, String> {
     let rules = contents.header.rules;
     let mut roots = Vec::new();
     let mut openings = Vec::new();
+    let mut turns = Vec::new();
     let (mut units, mut nodes, mut seconds) = (0u64, 0u64, 0f64);
     for (_, r) in &contents.records {
         match r {
@@ -438,6 +429,7 @@ pub fn ledger_summary(dir: &Path) -> Result<LedgerSummary, String> {
             }
             Record::Root(q) => roots.push(q.clone()),
             Record::Opening(q) => openings.push(q.clone()),
+            Record::Turn(q) => turns.push(q.clone()),
         }
     }
     let seeds = Board::start(&rules).seeds() as i32;
@@ -453,11 +445,20 @@ pub fn ledger_summary(dir: &Path) -> Result<LedgerSummary, String> {
             (h + 1, lo, hi)
         })
         .collect();
+    let turns = crate::prove::tree::first_turns(&rules)
+        .into_iter()
+        .filter(|m| turns.iter().any(|t| t.moves == *m))
+        .map(|m| {
+            let (lo, hi) = derive::turn_bounds(&turns, &m, upper, seeds, parity);
+            (m.iter().map(|h| h + 1).collect(), lo, hi)
+        })
+        .collect();
     Ok(LedgerSummary {
         rules,
         lower,
         upper,
         openings,
+        turns,
         units,
         nodes,
         seconds,

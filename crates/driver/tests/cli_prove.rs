@@ -263,7 +263,7 @@ fn every_opening_moves_value_is_proven_checked_and_shown() {
         ],
     );
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--openings needs --goal exact"), "{err}");
+    assert!(err.contains("need --goal exact"), "{err}");
 }
 
 fn ledger_lines(path: &Path) -> usize {
@@ -597,4 +597,137 @@ fn positions_near_the_start_are_split_without_units_when_asked() {
     let c = json(cwd, &["prove", "check", "near", "--json", "--tt-mb", "16"]);
     assert_eq!(c["ok"], true, "{c}");
     assert_eq!(c["lower"].as_i64(), Some(want));
+}
+
+#[test]
+fn every_first_turns_value_is_proven_checked_and_shown() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    // Boards bigger than their database, each with a first turn of more than one move (a
+    // house whose last seed ends in the store), in rule variants of the rule books.
+    for (n, &(houses, seeds, capture, leftover, end)) in [
+        (3usize, 3u32, "standard", "emptier", "mover"),
+        (4, 2, "empty", "emptier", "either"),
+        (3, 3, "never", "owner", "either"),
+        (4, 2, "standard", "discard", "either"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let rules = rules_of(houses, seeds, capture, leftover, end);
+        let turns = kalah_driver::results::first_turns(&rules);
+        assert!(turns.iter().any(|t| t.len() > 1), "no chained first turn");
+        let want: Vec<(String, i64)> = turns
+            .iter()
+            .map(|t| {
+                let text = t
+                    .iter()
+                    .map(|h| format!("S{h}"))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                (text, reference::ref_first_turn_margin(&rules, t))
+            })
+            .collect();
+        let what = format!("{houses}x{seeds} {capture} {leftover} {end}");
+        let dir = format!("t{n}");
+        let (h, s) = (houses.to_string(), seeds.to_string());
+        let mut args = prove_args(
+            &dir,
+            &[
+                "--houses",
+                &h,
+                "--seeds",
+                &s,
+                "--capture",
+                capture,
+                "--leftover",
+                leftover,
+                "--end",
+                end,
+            ],
+        );
+        args.extend_from_slice(&["--unit-nodes", "1000", "--build-upto", "5", "--first-turns"]);
+        let v = json(cwd, &args);
+        let got: Vec<(String, i64)> = v["first_turns"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{what}: no first turns in {v}"))
+            .iter()
+            .map(|t| {
+                assert_eq!(t["lower"], t["upper"], "{what}: {t}");
+                (
+                    t["moves"].as_str().unwrap().to_string(),
+                    t["value"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{what}");
+        let best = want.iter().map(|w| w.1).max().unwrap();
+        assert_eq!(v["value"].as_i64(), Some(best), "{what}");
+        // status and results show them from the ledger; check derives every turn record.
+        let st = json(cwd, &["prove", "status", &dir, "--json"]);
+        let shown: Vec<(String, i64)> = st["first_turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                assert_eq!(t["lower"], t["upper"], "{what}: {st}");
+                (
+                    t["moves"].as_str().unwrap().to_string(),
+                    t["lower"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(shown, want, "{what}: status");
+        let c = json(
+            cwd,
+            &[
+                "prove", "check", &dir, "--json", "--tt-mb", "16", "--needed",
+            ],
+        );
+        assert_eq!(c["ok"], true, "{what}: {c}");
+        // Run again: everything is in the ledger.
+        let again = json(cwd, &args);
+        assert_eq!(again["first_turns"], v["first_turns"], "{what}");
+        assert_eq!(again["units"].as_u64(), Some(0), "{what}: {again}");
+    }
+    let r = json(
+        cwd,
+        &["results", "--file", "none.json", "--proofs", ".", "--json"],
+    );
+    let row = r["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["houses"] == 3 && g["capture"] == "never" && g["leftover"] == "owner")
+        .unwrap()
+        .clone();
+    assert!(
+        row["ledger_turns"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{row}"
+    );
+    // A turn record forged to claim the opposite is caught by the check.
+    let path = cwd.join("t0/ledger.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut forged_one = false;
+    let forged: String = text
+        .lines()
+        .map(|l| {
+            let (json_text, _) = l.rsplit_once('\t').unwrap();
+            let mut j: Value = serde_json::from_str(json_text).unwrap();
+            if j["kind"] != "turn" || forged_one {
+                return format!("{l}\n");
+            }
+            forged_one = true;
+            j["holds"] = Value::Bool(j["holds"] != true);
+            let t = j.to_string();
+            format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
+        })
+        .collect();
+    assert!(forged_one);
+    std::fs::write(&path, &forged).unwrap();
+    let (code, out, _) = kalah(cwd, &["prove", "check", "t0"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("after the first turn"), "{out}");
 }

@@ -8,7 +8,7 @@ mod reference;
 
 use kalah_driver::results::{first_turns, ResultsFile};
 use kalah_solver::Rules;
-use reference::{ref_value, RefState};
+use reference::{ref_first_turn_margin, ref_value, RefState};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -42,35 +42,6 @@ fn rule_flags(rules: &Rules) -> Vec<String> {
     .to_vec()
 }
 
-/// South's final margin after the first turn `moves` (1-based houses), by the reference:
-/// the turn replayed seed by seed, then plain minimax.
-fn ref_turn_margin(rules: &Rules, moves: &[usize]) -> i64 {
-    let m = rules.houses;
-    let mut s = RefState::from_sides(&vec![rules.seeds as u8; m], &vec![rules.seeds as u8; m]);
-    for (i, &h) in moves.iter().enumerate() {
-        assert_eq!(
-            s.player, 0,
-            "{rules}: {moves:?} passes the turn before its end"
-        );
-        assert!(!s.over(rules));
-        s = s.play(rules, h - 1);
-        if i + 1 < moves.len() {
-            assert_eq!(
-                s.player, 0,
-                "{rules}: move {h} of {moves:?} passes the turn"
-            );
-        }
-    }
-    let diff = s.pits[m] as i64 - s.pits[2 * m + 1] as i64;
-    let v = ref_value(rules, &s);
-    // ref_value is for the player to move; South's margin is the store difference plus it.
-    if s.player == 0 {
-        diff + v
-    } else {
-        diff - v
-    }
-}
-
 #[test]
 fn first_turns_agree_with_the_reference_in_every_variant() {
     let dir = tempfile::tempdir().unwrap();
@@ -98,7 +69,7 @@ fn first_turns_agree_with_the_reference_in_every_variant() {
             assert_eq!(turns.len(), want.len(), "{rules}");
             let mut margins = Vec::new();
             for (t, moves) in turns.iter().zip(&want) {
-                let r = ref_turn_margin(&rules, moves);
+                let r = ref_first_turn_margin(&rules, moves);
                 assert_eq!(t["margin"].as_i64().unwrap(), r, "{rules} {moves:?}");
                 assert_eq!(t["exact"], true);
                 margins.push(r);

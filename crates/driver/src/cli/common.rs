@@ -127,7 +127,9 @@ pub fn log_due(every: Option<u64>, last: &std::sync::Mutex<f64>, seconds: f64) -
 #[derive(Args, Debug, Clone)]
 pub struct DbArgs {
     /// Endgame database directory: every position with few enough seeds is looked up there
-    /// (default `data/db/<rules>`).
+    /// (default `data/db/<rules>`). Levels in the stored and search codecs are read through
+    /// memory maps: a file another program truncates in place while the search runs ends it
+    /// with SIGBUS (kalah itself only ever replaces level files by renaming new ones).
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
     /// Without --db: first make sure the default database `data/db/<rules>` holds every level

@@ -66,6 +66,11 @@ pub struct RunArgs {
     /// the same ledger the way the start's value is.
     #[arg(long)]
     pub openings: bool,
+    /// Then the exact value of every first turn (with `--goal exact`): everything South does
+    /// before North moves, a move ending in South's store followed by more included; each
+    /// proven in the same ledger (turn records), after the opening moves with --openings.
+    #[arg(long)]
+    pub first_turns: bool,
     /// The ledger's directory (default `data/proofs/<houses>x<seeds>-<rules>`).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
@@ -231,9 +236,9 @@ fn fmt_number(n: u64) -> String {
 
 fn prove(args: &RunArgs) -> CliResult {
     let rules = args.rules.rules()?;
-    if args.openings && !matches!(args.goal, GoalArg::Exact) {
+    if (args.openings || args.first_turns) && !matches!(args.goal, GoalArg::Exact) {
         return Err(CliError::usage(
-            "--openings needs --goal exact (the value of each opening move is exact)",
+            "--openings and --first-turns need --goal exact (the values they prove are exact)",
         ));
     }
     #[cfg(feature = "mpi")]
@@ -476,6 +481,12 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
         }
         _ => None,
     };
+    let first_turns = match &result {
+        Ok(r) if args.first_turns && r.lower == r.upper && !matches!(openings, Some(Err(_))) => {
+            Some(coord.run_first_turns(r.lower, &mut *runner, &report, cancel_flag()))
+        }
+        _ => None,
+    };
     bar.finish_and_clear();
     if !remote {
         // Finished or interrupted, the table's costly proven bounds go beside the ledger for
@@ -493,6 +504,13 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     }
     let r = result.map_err(prove_error)?;
     let openings = openings.transpose().map_err(prove_error)?;
+    let first_turns = first_turns.transpose().map_err(prove_error)?;
+    let turn_text = |m: &[usize]| {
+        m.iter()
+            .map(|h| format!("S{}", h + 1))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     // Units and nodes of the whole run, the opening moves' included.
     let (units, nodes) = (coord.progress().units_proven, coord.progress().nodes);
     let seconds = started.elapsed().as_secs_f64();
@@ -512,6 +530,9 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
                 "value": (r.lower == r.upper).then_some(r.lower),
                 "result": result_word(r.lower, r.upper),
                 "moves": moves,
+                "first_turns": first_turns.as_ref().map(|t| t.iter()
+                    .map(|(m, lo, hi)| json!({"moves": turn_text(m), "lower": lo, "upper": hi, "value": (lo == hi).then_some(*lo)}))
+                    .collect::<Vec<_>>()),
                 "nodes": nodes,
                 "units": units,
                 "seconds": seconds,
@@ -528,6 +549,13 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
             } else {
                 // Only a ledger whose records contradict each other gets here.
                 println!("  opening move {}: between {lo:+} and {hi:+}", h + 1);
+            }
+        }
+        for (m, lo, hi) in first_turns.iter().flatten() {
+            if lo == hi {
+                println!("  first turn {}: {lo:+}", turn_text(m));
+            } else {
+                println!("  first turn {}: between {lo:+} and {hi:+}", turn_text(m));
             }
         }
         println!(
@@ -588,6 +616,7 @@ fn status(args: &StatusArgs) -> CliResult {
     let mut units = Vec::new();
     let mut answers = Vec::new();
     let mut opening_thresholds = Vec::new();
+    let mut turn_answers = Vec::new();
     let (mut at_least, mut below, mut open) = (0u64, 0u64, 0u64);
     let (mut nodes, mut seconds) = (0u64, 0f64);
     for (_, r) in &contents.records {
@@ -604,11 +633,28 @@ fn status(args: &StatusArgs) -> CliResult {
             }
             Record::Root(q) => answers.push(q.clone()),
             Record::Opening(q) => opening_thresholds.push(q.threshold),
+            Record::Turn(q) => turn_answers.push(q.clone()),
         }
     }
     let root = Board::start(&rules);
     let seeds = root.seeds() as i32;
     let (lo, hi) = derive::root_bounds(&answers, seeds, search.values_have_parity());
+    // First turns with records, bounded by their records (and the root's upper bound).
+    let turns: Vec<(Vec<usize>, i32, i32)> = kalah_driver::prove::tree::first_turns(&rules)
+        .into_iter()
+        .filter(|m| turn_answers.iter().any(|t| t.moves == *m))
+        .map(|m| {
+            let (a, b) =
+                derive::turn_bounds(&turn_answers, &m, hi, seeds, search.values_have_parity());
+            (m, a, b)
+        })
+        .collect();
+    let turn_text = |m: &[usize]| {
+        m.iter()
+            .map(|h| format!("S{}", h + 1))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let snapshot: Option<Value> = std::fs::read_to_string(args.dir.join(STATUS))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
@@ -655,6 +701,7 @@ fn status(args: &StatusArgs) -> CliResult {
                 "upper": hi,
                 "result": result_word(lo, hi),
                 "moves": moves.iter().map(|&(h, a, b)| json!({"house": h + 1, "lower": a, "upper": b})).collect::<Vec<_>>(),
+                "first_turns": turns.iter().map(|(m, a, b)| json!({"moves": turn_text(m), "lower": a, "upper": b})).collect::<Vec<_>>(),
                 "units_at_least": at_least,
                 "units_below": below,
                 "units_open": open,
@@ -683,6 +730,14 @@ fn status(args: &StatusArgs) -> CliResult {
             (false, false) => "unknown".to_string(),
         };
         println!("  opening move {}: {bound}", h + 1);
+    }
+    for (m, a, b) in &turns {
+        let bound = if a == b {
+            format!("{a:+}")
+        } else {
+            format!("between {a:+} and {b:+}")
+        };
+        println!("  first turn {}: {bound}", turn_text(m));
     }
     println!(
         "units: {proven} proven ({at_least} at least, {below} below), {open} out of budget and split"

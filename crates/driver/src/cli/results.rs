@@ -195,6 +195,18 @@ fn print_table(rows: &[Row]) {
                     .join(", "),
                 signed(e.pie_value),
             ),
+            (None, Some((_, l))) if l.lower == l.upper && !l.turns.is_empty() => {
+                let best: Vec<String> = l
+                    .turns
+                    .iter()
+                    .filter(|t| t.1 == l.lower)
+                    .map(|t| notation(&t.0))
+                    .collect();
+                (
+                    best.join(", "),
+                    ledger_pie(l).map(signed).unwrap_or_else(|| "?".into()),
+                )
+            }
             (None, Some((_, l))) if l.lower == l.upper => {
                 let best: Vec<String> = l
                     .openings
@@ -238,7 +250,19 @@ fn print_table(rows: &[Row]) {
                 turns.join(", ")
             );
         } else if let Some((_, l)) = &r.ledger {
-            if !l.openings.is_empty() {
+            if !l.turns.is_empty() {
+                let t: Vec<String> = l
+                    .turns
+                    .iter()
+                    .map(|(m, lo, hi)| format!("{} {}", notation(m), bounds_text(*lo, *hi)))
+                    .collect();
+                println!(
+                    "  {name} {}x{} (from the ledger): {}",
+                    r.rules.houses,
+                    r.rules.seeds,
+                    t.join(", ")
+                );
+            } else if !l.openings.is_empty() {
                 let o: Vec<String> = l
                     .openings
                     .iter()
@@ -265,6 +289,13 @@ fn print_table(rows: &[Row]) {
             s.book
         );
     }
+}
+
+/// The pie rule's value from a ledger, once every first turn is exact there.
+fn ledger_pie(l: &LedgerSummary) -> Option<i32> {
+    let all = kalah_driver::results::first_turns(&l.rules);
+    let exact = all.len() == l.turns.len() && l.turns.iter().all(|t| t.1 == t.2);
+    exact.then(|| -l.turns.iter().map(|t| t.1.abs()).min().unwrap_or(0))
 }
 
 fn row_json(r: &Row) -> Value {
@@ -305,13 +336,17 @@ fn row_json(r: &Row) -> Value {
         "lower": lower,
         "upper": upper,
         "best": r.entry.as_ref().map(|e| e.best.iter().map(moves).collect::<Vec<_>>()),
-        "pie_value": r.entry.as_ref().map(|e| e.pie_value),
+        "pie_value": r.entry.as_ref().map(|e| e.pie_value)
+            .or_else(|| r.ledger.as_ref().and_then(|(_, l)| ledger_pie(l))),
         "pie_best": r.entry.as_ref().map(|e| e.pie_best.iter().map(moves).collect::<Vec<_>>()),
         "turns": r.entry.as_ref().map(|e| e.turns.iter()
             .map(|t| json!({"moves": notation(&t.moves), "margin": t.margin}))
             .collect::<Vec<_>>()),
         "openings": r.ledger.as_ref().map(|(_, l)| l.openings.iter()
             .map(|&(h, lo, hi)| json!({"house": h, "lower": lo, "upper": hi}))
+            .collect::<Vec<_>>()),
+        "ledger_turns": r.ledger.as_ref().map(|(_, l)| l.turns.iter()
+            .map(|(m, lo, hi)| json!({"moves": notation(m), "lower": lo, "upper": hi}))
             .collect::<Vec<_>>()),
         "sources": sources,
     })

@@ -8,8 +8,8 @@
 //! passes), and fails if every move's fails. The root records of the ledger are claims; a check
 //! derives each one again from the units and reports any that does not follow.
 
-use super::ledger::{Contents, OpeningRecord, Record, RootRecord, UnitRecord};
-use super::tree::{opening_question, questions, Facts};
+use super::ledger::{Contents, OpeningRecord, Record, RootRecord, TurnRecord, UnitRecord};
+use super::tree::{opening_question, questions, turn_question, Facts};
 use super::ProveError;
 use crate::search::{Progress, Search, SearchError};
 use kalah_solver::{Board, Rules};
@@ -107,6 +107,16 @@ impl<'a> Derivation<'a> {
         Ok(self.holds(&q.board, q.threshold)?.map(|r| r != q.flip))
     }
 
+    /// Whether "South's final margin after the first turn `moves` is at least `t`" follows
+    /// from the units (an error if `moves` is not a first turn).
+    pub fn turn_holds(&mut self, moves: &[usize], t: i32) -> Result<Option<bool>, String> {
+        let q = turn_question(&self.rules, moves, t)?;
+        Ok(self
+            .holds(&q.board, q.threshold)
+            .map_err(|e| e.to_string())?
+            .map(|r| r != q.flip))
+    }
+
     /// Whether "the value of `board` is at least `t`" follows from the units: `Some(answer)`,
     /// or `None` when it does not follow either way.
     pub fn holds(&mut self, board: &Board, t: i32) -> Result<Option<bool>, SearchError> {
@@ -186,6 +196,27 @@ pub fn opening_bounds(
         answers
             .iter()
             .filter(|a| a.house == house)
+            .map(|a| (a.threshold, a.holds))
+            .chain(std::iter::once((root_upper + 1, false))),
+        seeds,
+        parity,
+    )
+}
+
+/// Bounds on South's final margin after the first turn `moves`, from the answers about that
+/// turn and the root's upper bound (no first turn is worth more than the position), rounded
+/// as in [`root_bounds`].
+pub fn turn_bounds(
+    answers: &[TurnRecord],
+    moves: &[usize],
+    root_upper: i32,
+    seeds: i32,
+    parity: bool,
+) -> (i32, i32) {
+    bounds(
+        answers
+            .iter()
+            .filter(|a| a.moves == moves)
             .map(|a| (a.threshold, a.holds))
             .chain(std::iter::once((root_upper + 1, false))),
         seeds,
@@ -297,11 +328,13 @@ pub fn check(
     let mut units = Vec::new();
     let mut answers = Vec::new();
     let mut openings = Vec::new();
+    let mut turns = Vec::new();
     for (line, r) in &contents.records {
         match r {
             Record::Unit(u) => units.push((*line, u)),
             Record::Root(q) => answers.push((*line, q.clone())),
             Record::Opening(q) => openings.push((*line, q.clone())),
+            Record::Turn(q) => turns.push((*line, q.clone())),
         }
     }
     report.units = units.len();
@@ -367,6 +400,22 @@ pub fn check(
                     Some(_) => "show the opposite".to_string(),
                 }
             ));
+        }
+    }
+    for (line, q) in &turns {
+        let moves: Vec<usize> = q.moves.iter().map(|h| h + 1).collect();
+        match d.turn_holds(&q.moves, q.threshold) {
+            Err(e) => report.errors.push(format!("line {line}: first turn {moves:?}: {e}")),
+            Ok(got) if got != Some(q.holds) => report.errors.push(format!(
+                "line {line}: the ledger claims South's margin after the first turn {moves:?} is {} {:+}, but its units {}",
+                if q.holds { "at least" } else { "below" },
+                q.threshold,
+                match got {
+                    None => "do not show it".to_string(),
+                    Some(_) => "show the opposite".to_string(),
+                }
+            )),
+            Ok(_) => {}
         }
     }
     report.nodes += d.nodes;

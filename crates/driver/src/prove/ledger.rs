@@ -108,6 +108,19 @@ pub struct OpeningRecord {
     pub holds: bool,
 }
 
+/// A settled question about a first turn: "is South's final margin after the first turn
+/// `moves` (South's moves until the turn passes or the game ends, both playing perfectly
+/// after it) at least `threshold`?".
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnRecord {
+    /// South's moves (0-based houses); every one but the last ends in South's store.
+    pub moves: Vec<usize>,
+    /// The threshold, in South's final margin as at the root.
+    pub threshold: i32,
+    /// The answer.
+    pub holds: bool,
+}
+
 /// A record of the ledger.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
@@ -117,6 +130,8 @@ pub enum Record {
     Root(RootRecord),
     /// A question about one opening move.
     Opening(OpeningRecord),
+    /// A question about one first turn.
+    Turn(TurnRecord),
 }
 
 /// The header: what the ledger proves.
@@ -192,6 +207,12 @@ fn record_json(r: &Record) -> Value {
         Record::Opening(q) => json!({
             "kind": "opening",
             "house": q.house + 1,
+            "threshold": q.threshold,
+            "holds": q.holds,
+        }),
+        Record::Turn(q) => json!({
+            "kind": "turn",
+            "moves": q.moves.iter().map(|h| (h + 1).to_string()).collect::<Vec<_>>().join(" "),
             "threshold": q.threshold,
             "holds": q.holds,
         }),
@@ -318,6 +339,27 @@ fn parse_record(v: &Value, rules: &Rules) -> Result<Record, String> {
             }
             Ok(Record::Opening(OpeningRecord {
                 house: house as usize - 1,
+                threshold,
+                holds: holds(v)?,
+            }))
+        }
+        "turn" => {
+            let text_moves = text(v, "moves")?;
+            let mut moves = Vec::new();
+            for w in text_moves.split_whitespace() {
+                let h: usize = w
+                    .parse()
+                    .map_err(|_| format!("moves: {w:?} is not a house number"))?;
+                if h == 0 || h > rules.houses {
+                    return Err(format!("moves: no house {h}"));
+                }
+                moves.push(h - 1);
+            }
+            if moves.is_empty() {
+                return Err("moves: a first turn has at least one move".into());
+            }
+            Ok(Record::Turn(TurnRecord {
+                moves,
                 threshold,
                 holds: holds(v)?,
             }))
@@ -613,6 +655,11 @@ mod tests {
                 threshold: -4,
                 holds: false,
             }),
+            Record::Turn(TurnRecord {
+                moves: vec![0, 3],
+                threshold: 2,
+                holds: true,
+            }),
         ];
         {
             let (mut l, c) = Ledger::open(dir.path(), &h).unwrap();
@@ -679,6 +726,7 @@ mod tests {
                     Record::Unit(u) => u.threshold,
                     Record::Root(r) => r.threshold,
                     Record::Opening(r) => r.threshold,
+                    Record::Turn(r) => r.threshold,
                 })
                 .collect()
         };

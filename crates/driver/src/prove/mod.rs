@@ -22,13 +22,16 @@ pub mod tree;
 
 use crate::search::{Progress, Search, SearchError};
 use kalah_solver::{Board, Rules};
-use ledger::{Header, Ledger, OpeningRecord, Record, RootRecord, UnitRecord, Verdict};
+use ledger::{Header, Ledger, OpeningRecord, Record, RootRecord, TurnRecord, UnitRecord, Verdict};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 use tree::{Facts, Question, Start, Tree};
+
+/// Each first turn (0-based houses) with the bounds proven on South's margin after it.
+pub type TurnBounds = Vec<(Vec<usize>, i32, i32)>;
 
 /// What to prove about the start position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -275,6 +278,8 @@ pub struct Coordinator<'a> {
     answers: Vec<RootRecord>,
     /// Answers of questions about opening moves.
     openings: Vec<OpeningRecord>,
+    /// Answers of questions about first turns.
+    turns: Vec<TurnRecord>,
     progress: ProveProgress,
     next_id: u64,
     /// Jobs under way.
@@ -304,6 +309,7 @@ impl<'a> Coordinator<'a> {
             open: HashMap::new(),
             answers: Vec::new(),
             openings: Vec::new(),
+            turns: Vec::new(),
             progress: ProveProgress::default(),
             next_id: 0,
             flights: HashMap::new(),
@@ -317,6 +323,7 @@ impl<'a> Coordinator<'a> {
                     .map_err(|e| ProveError::Ledger(format!("line {line}: {e}")))?,
                 Record::Root(q) => c.answers.push(q),
                 Record::Opening(q) => c.openings.push(q),
+                Record::Turn(q) => c.turns.push(q),
             }
         }
         Ok((c, contents.torn_bytes))
@@ -467,6 +474,80 @@ impl<'a> Coordinator<'a> {
         self.drain(runner, report, cancel, started)?;
         let v = serde_json::json!({"done": true, "openings": out.iter()
             .map(|&(h, lo, hi)| serde_json::json!({"house": h + 1, "lower": lo, "upper": hi}))
+            .collect::<Vec<_>>(),
+            "nodes": self.progress.nodes, "seconds": started.elapsed().as_secs_f64()});
+        self.write_snapshot(&v);
+        Ok(out)
+    }
+
+    /// The exact value of every first turn (everything South does before North moves), proven
+    /// as the opening moves are in [`Coordinator::run_openings`] (call it once the root's value
+    /// is exact): for each first turn, MTD(f) from `guess` over questions about the position
+    /// after it, each answer appended to the ledger as a turn record, capped by the root's
+    /// upper bound. Returns each first turn (0-based houses) with its proven bounds.
+    pub fn run_first_turns(
+        &mut self,
+        guess: i32,
+        runner: &mut dyn Runner,
+        report: &(dyn Fn(&ProveProgress) + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<TurnBounds, ProveError> {
+        let started = Instant::now();
+        let root = Board::start(&self.rules);
+        let seeds = root.seeds() as i32;
+        let parity = self.search.values_have_parity();
+        let (_, root_upper) = self.root_bounds(seeds);
+        let mut out = Vec::new();
+        for moves in tree::first_turns(&self.rules) {
+            let mut guess = guess;
+            loop {
+                let (lo, hi) = derive::turn_bounds(&self.turns, &moves, root_upper, seeds, parity);
+                self.progress.opening = Some(moves[0]);
+                self.progress.lower = lo;
+                self.progress.upper = hi;
+                if lo >= hi {
+                    out.push((moves.clone(), lo, hi));
+                    break;
+                }
+                let t = guess.clamp(lo + 1, hi);
+                self.progress.threshold = t;
+                let q = tree::turn_question(&self.rules, &moves, t).map_err(ProveError::Ledger)?;
+                // The turn's margin is at least t exactly when the question about the
+                // position after it holds (negated where the turn passed). A game over
+                // after the turn is settled by its value at once.
+                let after = match self.search.known_value(&q.board)? {
+                    Some(v) => v >= q.threshold,
+                    None => match self.facts.get(&q.board, q.threshold) {
+                        Some(x) => x,
+                        None => self.prove_question(
+                            &q.board,
+                            &moves,
+                            q.threshold,
+                            runner,
+                            report,
+                            cancel,
+                            started,
+                        )?,
+                    },
+                };
+                let holds = after != q.flip;
+                let answer = TurnRecord {
+                    moves: moves.clone(),
+                    threshold: t,
+                    holds,
+                };
+                self.ledger
+                    .append(&Record::Turn(answer.clone()))
+                    .map_err(ProveError::Ledger)?;
+                self.turns.push(answer);
+                guess = if holds { t + 1 } else { t - 1 };
+            }
+        }
+        self.progress.opening = None;
+        self.drain(runner, report, cancel, started)?;
+        let v = serde_json::json!({"done": true, "first_turns": out.iter()
+            .map(|(m, lo, hi)| serde_json::json!({
+                "moves": m.iter().map(|h| h + 1).collect::<Vec<_>>(), "lower": lo, "upper": hi}))
             .collect::<Vec<_>>(),
             "nodes": self.progress.nodes, "seconds": started.elapsed().as_secs_f64()});
         self.write_snapshot(&v);

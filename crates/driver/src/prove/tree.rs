@@ -99,6 +99,70 @@ pub fn opening_question(rules: &Rules, house: usize, t: i32) -> Question {
         .expect("a legal opening move")
 }
 
+/// Every first turn of South at the start: one move, or a move whose last seed lands in
+/// South's store followed by a first turn from there, until the turn passes or the game
+/// ends (0-based houses, in the order houses are tried).
+pub fn first_turns(rules: &Rules) -> Vec<Vec<usize>> {
+    fn walk(rules: &Rules, board: &Board, path: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        for h in board.legal_houses() {
+            let s = board.sow(rules, h);
+            let next = s.next();
+            path.push(h);
+            if s.extra_turn && next.final_value(rules).is_none() {
+                walk(rules, &next, path, out);
+            } else {
+                out.push(path.clone());
+            }
+            path.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(rules, &Board::start(rules), &mut Vec::new(), &mut out);
+    out
+}
+
+/// The question about the position after the first turn `moves` (0-based houses from the
+/// start) whose answer, negated where the turn passed (`flip`), says whether South's final
+/// margin after that turn is at least `t`; `house` is the turn's last move. An error if
+/// `moves` is not a first turn (an illegal move, a move before the last that passes the turn
+/// or ends the game, or a last move that leaves South to move in a game not over).
+pub fn turn_question(rules: &Rules, moves: &[usize], t: i32) -> Result<Question, String> {
+    let mut q = Question {
+        house: 0,
+        board: Board::start(rules),
+        threshold: t,
+        flip: false,
+    };
+    for (i, &h) in moves.iter().enumerate() {
+        let last = i + 1 == moves.len();
+        let child = questions(rules, &q.board, q.threshold)
+            .into_iter()
+            .find(|c| c.house == h)
+            .ok_or_else(|| format!("move {} of the first turn is not legal", i + 1))?;
+        let passes = child.flip;
+        let over = child.board.final_value(rules).is_some();
+        if !last && (passes || over) {
+            return Err(format!(
+                "move {} of the first turn ends it before its last move",
+                i + 1
+            ));
+        }
+        if last && !passes && !over {
+            return Err("the first turn's last move leaves South to move again".into());
+        }
+        q = Question {
+            house: h,
+            board: child.board,
+            threshold: child.threshold,
+            flip: q.flip != child.flip,
+        };
+    }
+    if moves.is_empty() {
+        return Err("a first turn has at least one move".into());
+    }
+    Ok(q)
+}
+
 /// How a new child starts: settled, or with estimated proof and disproof numbers.
 #[derive(Clone, Copy, Debug)]
 pub enum Start {
