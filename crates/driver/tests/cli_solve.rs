@@ -346,3 +346,69 @@ fn guesses_deepening_and_threads_change_the_work_not_the_answer() {
         assert!(err.contains("deepening"), "{err}");
     }
 }
+
+#[test]
+fn db_with_build_upto_builds_into_that_directory() {
+    let cwd = tempfile::tempdir().unwrap();
+    let dir = cwd.path().join("fresh");
+    let dir_s = dir.to_str().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_kalah"))
+            .args(args)
+            .current_dir(cwd.path())
+            .output()
+            .unwrap()
+    };
+    let args = [
+        "solve",
+        "--houses",
+        "4",
+        "--seeds",
+        "2",
+        "--json",
+        "--tt-mb",
+        "16",
+        "--db",
+        dir_s,
+        "--build-upto",
+        "8",
+    ];
+    let out = run(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["database_seeds"], 8, "{v}");
+    assert!(dir.join("level-008.kdb").is_file());
+    // Nothing went to the default directory.
+    assert!(!cwd.path().join("data").exists());
+    // query and prove do the same.
+    let q = run(&[
+        "query",
+        "--houses",
+        "4",
+        "--json",
+        "--db",
+        dir_s,
+        "--build-upto",
+        "10",
+        "2 2 2 2 / 2 2 2 2",
+    ]);
+    assert!(q.status.success(), "{}", String::from_utf8_lossy(&q.stderr));
+    assert!(dir.join("level-010.kdb").is_file());
+    // Without --build-upto, a directory with no database is an error, as before.
+    let empty = cwd.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let e = run(&[
+        "solve",
+        "--houses",
+        "4",
+        "--seeds",
+        "2",
+        "--db",
+        empty.to_str().unwrap(),
+    ]);
+    assert_eq!(e.status.code(), Some(1));
+}

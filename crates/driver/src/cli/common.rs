@@ -132,9 +132,9 @@ pub struct DbArgs {
     /// with SIGBUS (kalah itself only ever replaces level files by renaming new ones).
     #[arg(long, value_name = "DIR")]
     pub db: Option<PathBuf>,
-    /// Without --db: first make sure the default database `data/db/<rules>` holds every level
-    /// up to N seeds, building what is missing (default: the size that makes the run fastest
-    /// for this board, said on stderr; 0: build nothing).
+    /// First make sure the database holds every level up to N seeds, building what is missing:
+    /// the default one `data/db/<rules>` (default N: the size that makes the run fastest for
+    /// this board, said on stderr; 0: build nothing), or with --db the directory DIR.
     #[arg(long, value_name = "N")]
     pub build_upto: Option<u32>,
     /// Read the database block by block as probes need it instead of decoding it into memory
@@ -356,13 +356,23 @@ pub fn auto_db_upto(houses: usize, seeds: u32) -> (u32, String) {
     (n, why)
 }
 
-/// Makes sure the default database of `rules` holds the levels a position of `seeds` seeds
-/// needs: up to `upto` seeds when given (0: nothing), else [`auto_db_upto`]'s size, said on
-/// stderr (unless `json`).
-pub fn ensure_default_db(rules: &Rules, seeds: u32, upto: Option<u32>, json: bool) -> CliResult {
-    let n = match upto {
-        Some(n) => n,
-        None => {
+/// Makes sure the database of `rules` holds the levels a position of `seeds` seeds needs.
+/// Without `dir` (no `--db`), in the default directory: up to `upto` seeds when given (0:
+/// nothing), else [`auto_db_upto`]'s size, said on stderr (unless `json`). With `dir`, only
+/// when `upto` is given (`--db DIR --build-upto N` builds into DIR); otherwise the directory is
+/// used as it is.
+pub fn ensure_db(
+    dir: Option<&Path>,
+    rules: &Rules,
+    seeds: u32,
+    upto: Option<u32>,
+    json: bool,
+) -> CliResult {
+    let (dir, n) = match (dir, upto) {
+        (Some(d), Some(n)) => (d.to_path_buf(), n),
+        (Some(_), None) => return Ok(()),
+        (None, Some(n)) => (default_db_dir(rules), n),
+        (None, None) => {
             let (n, why) = auto_db_upto(rules.houses, seeds);
             if !json {
                 eprintln!(
@@ -370,11 +380,11 @@ pub fn ensure_default_db(rules: &Rules, seeds: u32, upto: Option<u32>, json: boo
                     default_db_dir(rules).display()
                 );
             }
-            n
+            (default_db_dir(rules), n)
         }
     };
     if n > 0 {
-        super::db::ensure_levels(&default_db_dir(rules), rules, n, json)?;
+        super::db::ensure_levels(&dir, rules, n, json)?;
     }
     Ok(())
 }

@@ -358,16 +358,13 @@ fn prove_mpi(
     use mpi::collective::CommunicatorCollectives;
     use mpi::topology::Communicator;
     if world.rank() == 0 {
-        let built = if args.database.db.is_none() {
-            super::common::ensure_default_db(
-                rules,
-                rules.seeds * 2 * rules.houses as u32,
-                args.database.build_upto,
-                args.json,
-            )
-        } else {
-            Ok(())
-        };
+        let built = super::common::ensure_db(
+            args.database.db.as_deref(),
+            rules,
+            rules.seeds * 2 * rules.houses as u32,
+            args.database.build_upto,
+            args.json,
+        );
         world.barrier();
         built?;
         let mut runner = MpiRunner::new(world);
@@ -397,8 +394,9 @@ fn prove_mpi(
 /// search).
 fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) -> CliResult {
     let rules = *rules;
-    if runner.is_none() && args.database.db.is_none() {
-        super::common::ensure_default_db(
+    if runner.is_none() {
+        super::common::ensure_db(
+            args.database.db.as_deref(),
             &rules,
             rules.seeds * 2 * rules.houses as u32,
             args.database.build_upto,

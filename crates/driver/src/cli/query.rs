@@ -310,14 +310,14 @@ fn one(solver: &Solver, text: &str) -> CliResult<Value> {
 pub fn run(args: &QueryArgs) -> CliResult {
     let rules = args.rules.rules()?;
     let json = args.json || args.position.is_none();
-    if args.db.is_none() {
+    if args.db.is_none() || args.build_upto.is_some() {
         // The database the position needs, of the size that makes the run fastest (a position
         // that cannot be read is refused before anything is built).
         let seeds = match &args.position {
             Some(text) => read_position(text, &rules)?.board().seeds(),
             None => rules.seeds * 2 * rules.houses as u32,
         };
-        super::common::ensure_default_db(&rules, seeds, args.build_upto, json)?;
+        super::common::ensure_db(args.db.as_deref(), &rules, seeds, args.build_upto, json)?;
     }
     let solver =
         Solver::new(rules, open_db(&args.db, &rules)?, args.tt_mb, json).with_budget(args.budget);
