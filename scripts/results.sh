@@ -9,7 +9,8 @@
 # levels to build for each rule set; default: solve's own choice), DB_ROOT (directories of
 # databases named like h6-empty-emptier-either, used instead of data/db when present),
 # TIMEOUT (seconds per game, default 3600; a game past it is left out and said so),
-# KALAH (the binary; default target/release/kalah, built first).
+# THREADS (search threads; default every core), RESULTS (the table file; default
+# data/results.json), KALAH (the binary; default target/release/kalah, built first).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seeds=("$@")
@@ -46,8 +47,11 @@ for n in "${seeds[@]}"; do
         echo "== $set, 6 houses, $n seeds ${db[*]}"
         start=$(date +%s)
         # shellcheck disable=SC2086
+        threads=()
+        [ -n "${THREADS:-}" ] && threads=(--threads "$THREADS")
         timeout -s INT "${TIMEOUT:-3600}" "$KALAH" solve --houses 6 --seeds "$n" $flags \
-            "${db[@]}" --first-turns --record --log-every 60 | grep -E '^(value|nodes)'
+            "${db[@]}" "${threads[@]}" --first-turns --record "${RESULTS:-data/results.json}" \
+            --log-every 60 | grep -E '^(value|nodes)'
         rc=${PIPESTATUS[0]}
         echo "   exit $rc after $(( $(date +%s) - start )) s"
         [ "$rc" -ne 0 ] && status=1

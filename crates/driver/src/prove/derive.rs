@@ -21,6 +21,10 @@ use std::time::Instant;
 /// shallower).
 const MAX_PLIES: usize = 200;
 
+/// For each board with facts: (threshold, unit index) of the largest threshold proven
+/// reached and of the smallest proven not reached.
+type Sources = HashMap<Board, (Option<(i32, usize)>, Option<(i32, usize)>)>;
+
 /// Derives answers from a ledger's units.
 pub struct Derivation<'a> {
     search: &'a Search,
@@ -36,7 +40,7 @@ pub struct Derivation<'a> {
     search_small: bool,
     /// For each board with facts, the unit (index in the units given) with the largest
     /// threshold proven reached and the one with the smallest proven not reached.
-    sources: HashMap<Board, (Option<(i32, usize)>, Option<(i32, usize)>)>,
+    sources: Sources,
     /// The units whose facts the answers so far rest on.
     used: HashSet<usize>,
 }
@@ -52,8 +56,7 @@ impl<'a> Derivation<'a> {
         let mut split = HashSet::new();
         split.insert(Board::start(rules));
         let mut db_seeds = 0;
-        let mut sources: HashMap<Board, (Option<(i32, usize)>, Option<(i32, usize)>)> =
-            HashMap::new();
+        let mut sources = Sources::new();
         for (i, u) in units.iter().enumerate() {
             match u.verdict.truth() {
                 Some(h) => {

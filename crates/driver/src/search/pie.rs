@@ -116,11 +116,35 @@ impl Search {
         // The least |M| so far: turns are solved only within (-best, best).
         let mut best = i32::MAX;
         let total = ends.len();
+        // For every turn exact: the start's value R first (no turn is worth more), so that
+        // each turn is solved within [.., R] and the best ones need no proof that they are
+        // not better than R.
+        let root = if all_exact {
+            let (r, n) = self.analyse_quiet(board, None, progress, cancel, 0, total + 1)?;
+            nodes += n;
+            Some(r)
+        } else {
+            None
+        };
         for (i, (moves, gain, end)) in ends.into_iter().enumerate() {
             let (margin, exact) = match end {
                 End::Over(v) => (gain + v, true),
                 End::North(c) => {
-                    if all_exact || best == i32::MAX {
+                    if let Some(r) = root {
+                        // North's value v after the turn is at least gain - R, since the
+                        // turn's margin gain - v is at most R: a result at that bound is it.
+                        let low = gain - r;
+                        let (v, n) = self.analyse_quiet(
+                            &c,
+                            Some((low, c.seeds() as i32)),
+                            progress,
+                            cancel,
+                            i + 1,
+                            total + 1,
+                        )?;
+                        nodes += n;
+                        (gain - v.max(low), true)
+                    } else if best == i32::MAX {
                         let a = self.analyse_quiet(&c, None, progress, cancel, i, total)?;
                         nodes += a.1;
                         (gain - a.0, true)
