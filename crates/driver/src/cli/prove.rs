@@ -503,12 +503,6 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     let r = result.map_err(prove_error)?;
     let openings = openings.transpose().map_err(prove_error)?;
     let first_turns = first_turns.transpose().map_err(prove_error)?;
-    let turn_text = |m: &[usize]| {
-        m.iter()
-            .map(|h| format!("S{}", h + 1))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     // Units and nodes of the whole run, the opening moves' included.
     let (units, nodes) = (coord.progress().units_proven, coord.progress().nodes);
     let seconds = started.elapsed().as_secs_f64();
@@ -647,12 +641,6 @@ fn status(args: &StatusArgs) -> CliResult {
             (m, a, b)
         })
         .collect();
-    let turn_text = |m: &[usize]| {
-        m.iter()
-            .map(|h| format!("S{}", h + 1))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     let snapshot: Option<Value> = std::fs::read_to_string(args.dir.join(STATUS))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
@@ -947,4 +935,12 @@ fn check(args: &CheckArgs) -> CliResult {
             r.errors.len()
         )))
     }
+}
+
+/// A first turn (0-based houses) as a move list: `S3 S6`.
+fn turn_text(m: &[usize]) -> String {
+    m.iter()
+        .map(|h| format!("S{}", h + 1))
+        .collect::<Vec<_>>()
+        .join(" ")
 }

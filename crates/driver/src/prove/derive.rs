@@ -195,12 +195,10 @@ pub fn opening_bounds(
     seeds: i32,
     parity: bool,
 ) -> (i32, i32) {
-    bounds(
-        answers
-            .iter()
-            .filter(|a| a.house == house)
-            .map(|a| (a.threshold, a.holds))
-            .chain(std::iter::once((root_upper + 1, false))),
+    let about = answers.iter().filter(|a| a.house == house);
+    capped(
+        about.map(|a| (a.threshold, a.holds)),
+        root_upper,
         seeds,
         parity,
     )
@@ -216,15 +214,24 @@ pub fn turn_bounds(
     seeds: i32,
     parity: bool,
 ) -> (i32, i32) {
-    bounds(
-        answers
-            .iter()
-            .filter(|a| a.moves == moves)
-            .map(|a| (a.threshold, a.holds))
-            .chain(std::iter::once((root_upper + 1, false))),
+    let about = answers.iter().filter(|a| a.moves == moves);
+    capped(
+        about.map(|a| (a.threshold, a.holds)),
+        root_upper,
         seeds,
         parity,
     )
+}
+
+/// [`bounds`] of `answers` and of the root's upper bound `root_upper`.
+fn capped(
+    answers: impl Iterator<Item = (i32, bool)>,
+    root_upper: i32,
+    seeds: i32,
+    parity: bool,
+) -> (i32, i32) {
+    let cap = std::iter::once((root_upper + 1, false));
+    bounds(answers.chain(cap), seeds, parity)
 }
 
 /// Bounds from answers `(t, holds)` to "is the value at least t?", within `[-seeds, seeds]`.

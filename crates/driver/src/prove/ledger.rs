@@ -430,28 +430,6 @@ fn parse(p: &Path, bytes: &[u8]) -> Result<Contents, String> {
     })
 }
 
-#[cfg(unix)]
-fn lock(file: &File) -> std::io::Result<bool> {
-    use std::os::unix::io::AsRawFd;
-    // SAFETY: flock on a file descriptor this function borrows; no memory is involved.
-    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if r == 0 {
-        Ok(true)
-    } else {
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-            Ok(false)
-        } else {
-            Err(e)
-        }
-    }
-}
-
-#[cfg(not(unix))]
-fn lock(_file: &File) -> std::io::Result<bool> {
-    Ok(true)
-}
-
 impl Ledger {
     /// Opens (creating it if needed) the ledger in `dir` for `header`, locked for this process:
     /// a second process gets an error. Returns the ledger and what it holds; a torn last line
@@ -465,7 +443,9 @@ impl Ledger {
             .write(true)
             .open(&lock_path)
             .map_err(|e| format!("{}: {e}", lock_path.display()))?;
-        if !lock(&lock_file).map_err(|e| format!("{}: {e}", lock_path.display()))? {
+        if !kalah_solver::db::try_lock(&lock_file)
+            .map_err(|e| format!("{}: {e}", lock_path.display()))?
+        {
             return Err(format!(
                 "{} is in use by another process (it holds {}); wait for it or stop it",
                 dir.display(),

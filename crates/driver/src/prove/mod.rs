@@ -33,6 +33,14 @@ use tree::{Facts, Question, Start, Tree};
 /// Each first turn (0-based houses) with the bounds proven on South's margin after it.
 pub type TurnBounds = Vec<(Vec<usize>, i32, i32)>;
 
+/// What a sequence of South's moves from the start is: an opening move (South may move on)
+/// or a whole first turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Along {
+    Opening,
+    Turn,
+}
+
 /// What to prove about the start position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProveGoal {
@@ -423,68 +431,17 @@ impl<'a> Coordinator<'a> {
         report: &(dyn Fn(&ProveProgress) + Sync),
         cancel: &AtomicBool,
     ) -> Result<Vec<(usize, i32, i32)>, ProveError> {
-        let started = Instant::now();
-        let root = Board::start(&self.rules);
-        let seeds = root.seeds() as i32;
-        let parity = self.search.values_have_parity();
-        let (_, root_upper) = self.root_bounds(seeds);
-        let mut out = Vec::new();
-        for h in root.legal_houses() {
-            let mut guess = guess;
-            loop {
-                let (lo, hi) = derive::opening_bounds(&self.openings, h, root_upper, seeds, parity);
-                self.progress.opening = Some(h);
-                self.progress.lower = lo;
-                self.progress.upper = hi;
-                if lo >= hi {
-                    out.push((h, lo, hi));
-                    break;
-                }
-                let t = guess.clamp(lo + 1, hi);
-                self.progress.threshold = t;
-                let q = tree::opening_question(&self.rules, h, t);
-                // The move's value is at least t exactly when the question about the
-                // position after it holds (negated where the turn passes).
-                let after = match self.facts.get(&q.board, q.threshold) {
-                    Some(x) => x,
-                    None => self.prove_question(
-                        &q.board,
-                        &[h],
-                        q.threshold,
-                        runner,
-                        report,
-                        cancel,
-                        started,
-                    )?,
-                };
-                let holds = after != q.flip;
-                let answer = OpeningRecord {
-                    house: h,
-                    threshold: t,
-                    holds,
-                };
-                self.ledger
-                    .append(&Record::Opening(answer.clone()))
-                    .map_err(ProveError::Ledger)?;
-                self.openings.push(answer);
-                guess = if holds { t + 1 } else { t - 1 };
-            }
-        }
-        self.progress.opening = None;
-        self.drain(runner, report, cancel, started)?;
-        let v = serde_json::json!({"done": true, "openings": out.iter()
-            .map(|&(h, lo, hi)| serde_json::json!({"house": h + 1, "lower": lo, "upper": hi}))
-            .collect::<Vec<_>>(),
-            "nodes": self.progress.nodes, "seconds": started.elapsed().as_secs_f64()});
-        self.write_snapshot(&v);
-        Ok(out)
+        let moves = Board::start(&self.rules)
+            .legal_houses()
+            .map(|h| vec![h])
+            .collect();
+        let out = self.settle_each(Along::Opening, moves, guess, runner, report, cancel)?;
+        Ok(out.into_iter().map(|(m, lo, hi)| (m[0], lo, hi)).collect())
     }
 
-    /// The exact value of every first turn (everything South does before North moves), proven
-    /// as the opening moves are in [`Coordinator::run_openings`] (call it once the root's value
-    /// is exact): for each first turn, MTD(f) from `guess` over questions about the position
-    /// after it, each answer appended to the ledger as a turn record, capped by the root's
-    /// upper bound. Returns each first turn (0-based houses) with its proven bounds.
+    /// The exact value of every first turn (everything South does before North moves),
+    /// proven as the opening moves are in [`Coordinator::run_openings`], each answer a turn
+    /// record. Returns each first turn (0-based houses) with its proven bounds.
     pub fn run_first_turns(
         &mut self,
         guess: i32,
@@ -492,16 +449,38 @@ impl<'a> Coordinator<'a> {
         report: &(dyn Fn(&ProveProgress) + Sync),
         cancel: &AtomicBool,
     ) -> Result<TurnBounds, ProveError> {
+        let turns = tree::first_turns(&self.rules);
+        self.settle_each(Along::Turn, turns, guess, runner, report, cancel)
+    }
+
+    /// For each sequence of South's moves from the start (an opening move, or a whole first
+    /// turn), MTD(f) from `guess` over questions about the position after it, capped by the
+    /// root's upper bound, each answer appended to the ledger as a record of `along`'s kind.
+    fn settle_each(
+        &mut self,
+        along: Along,
+        sequences: Vec<Vec<usize>>,
+        guess: i32,
+        runner: &mut dyn Runner,
+        report: &(dyn Fn(&ProveProgress) + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<TurnBounds, ProveError> {
         let started = Instant::now();
-        let root = Board::start(&self.rules);
-        let seeds = root.seeds() as i32;
+        let seeds = Board::start(&self.rules).seeds() as i32;
         let parity = self.search.values_have_parity();
         let (_, root_upper) = self.root_bounds(seeds);
         let mut out = Vec::new();
-        for moves in tree::first_turns(&self.rules) {
+        for moves in sequences {
             let mut guess = guess;
             loop {
-                let (lo, hi) = derive::turn_bounds(&self.turns, &moves, root_upper, seeds, parity);
+                let (lo, hi) = match along {
+                    Along::Opening => {
+                        derive::opening_bounds(&self.openings, moves[0], root_upper, seeds, parity)
+                    }
+                    Along::Turn => {
+                        derive::turn_bounds(&self.turns, &moves, root_upper, seeds, parity)
+                    }
+                };
                 self.progress.opening = Some(moves[0]);
                 self.progress.lower = lo;
                 self.progress.upper = hi;
@@ -511,10 +490,15 @@ impl<'a> Coordinator<'a> {
                 }
                 let t = guess.clamp(lo + 1, hi);
                 self.progress.threshold = t;
-                let q = tree::turn_question(&self.rules, &moves, t).map_err(ProveError::Ledger)?;
-                // The turn's margin is at least t exactly when the question about the
-                // position after it holds (negated where the turn passed). A game over
-                // after the turn is settled by its value at once.
+                let q = match along {
+                    Along::Opening => tree::opening_question(&self.rules, moves[0], t),
+                    Along::Turn => {
+                        tree::turn_question(&self.rules, &moves, t).map_err(ProveError::Ledger)?
+                    }
+                };
+                // The sequence's value is at least t exactly when the question about the
+                // position after it holds (negated where the turn passed); a game over
+                // after it is settled by its value at once.
                 let after = match self.search.known_value(&q.board)? {
                     Some(v) => v >= q.threshold,
                     None => match self.facts.get(&q.board, q.threshold) {
@@ -531,24 +515,48 @@ impl<'a> Coordinator<'a> {
                     },
                 };
                 let holds = after != q.flip;
-                let answer = TurnRecord {
-                    moves: moves.clone(),
-                    threshold: t,
-                    holds,
-                };
-                self.ledger
-                    .append(&Record::Turn(answer.clone()))
-                    .map_err(ProveError::Ledger)?;
-                self.turns.push(answer);
+                match along {
+                    Along::Opening => {
+                        let answer = OpeningRecord {
+                            house: moves[0],
+                            threshold: t,
+                            holds,
+                        };
+                        self.ledger
+                            .append(&Record::Opening(answer.clone()))
+                            .map_err(ProveError::Ledger)?;
+                        self.openings.push(answer);
+                    }
+                    Along::Turn => {
+                        let answer = TurnRecord {
+                            moves: moves.clone(),
+                            threshold: t,
+                            holds,
+                        };
+                        self.ledger
+                            .append(&Record::Turn(answer.clone()))
+                            .map_err(ProveError::Ledger)?;
+                        self.turns.push(answer);
+                    }
+                }
                 guess = if holds { t + 1 } else { t - 1 };
             }
         }
         self.progress.opening = None;
         self.drain(runner, report, cancel, started)?;
-        let v = serde_json::json!({"done": true, "first_turns": out.iter()
-            .map(|(m, lo, hi)| serde_json::json!({
-                "moves": m.iter().map(|h| h + 1).collect::<Vec<_>>(), "lower": lo, "upper": hi}))
-            .collect::<Vec<_>>(),
+        let settled: Vec<serde_json::Value> = out
+            .iter()
+            .map(|(m, lo, hi)| match along {
+                Along::Opening => serde_json::json!({"house": m[0] + 1, "lower": lo, "upper": hi}),
+                Along::Turn => serde_json::json!({
+                    "moves": m.iter().map(|h| h + 1).collect::<Vec<_>>(), "lower": lo, "upper": hi}),
+            })
+            .collect();
+        let key = match along {
+            Along::Opening => "openings",
+            Along::Turn => "first_turns",
+        };
+        let v = serde_json::json!({"done": true, key: settled,
             "nodes": self.progress.nodes, "seconds": started.elapsed().as_secs_f64()});
         self.write_snapshot(&v);
         Ok(out)

@@ -50,8 +50,10 @@ pub fn lock_dir(dir: &Path) -> Result<DirLock, DbError> {
     Ok(DirLock { _file: file })
 }
 
+/// Takes an exclusive lock on `file` without waiting (`flock`): `Ok(false)` when another
+/// process holds it. The system releases it when the file is closed or the process ends.
 #[cfg(unix)]
-fn try_lock(file: &File) -> std::io::Result<bool> {
+pub fn try_lock(file: &File) -> std::io::Result<bool> {
     use std::os::unix::io::AsRawFd;
     // SAFETY: flock on a file descriptor this function borrows; no memory is involved.
     let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
@@ -66,8 +68,9 @@ fn try_lock(file: &File) -> std::io::Result<bool> {
     }
 }
 
+/// Without `flock`: always taken.
 #[cfg(not(unix))]
-fn try_lock(_file: &File) -> std::io::Result<bool> {
+pub fn try_lock(_file: &File) -> std::io::Result<bool> {
     Ok(true)
 }
 

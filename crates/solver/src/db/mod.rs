@@ -72,7 +72,7 @@ pub use build_db::{build, BuildReport};
 pub use codec::Codec;
 pub use convert::{convert, ConvertReport};
 pub use database::{Database, LevelInfo};
-pub use dir_lock::LOCK_FILE;
+pub use dir_lock::{try_lock, LOCK_FILE};
 pub use error::DbError;
 pub(crate) use progress::PhaseReport;
 pub use progress::{Phase, Progress};
