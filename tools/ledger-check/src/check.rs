@@ -390,7 +390,8 @@ impl Report {
     }
 }
 
-fn moves_text(moves: &[usize]) -> String {
+/// Houses (1-based) as the ledger writes them: "3 1 6".
+pub(crate) fn moves_text(moves: &[usize]) -> String {
     moves
         .iter()
         .map(|h| h.to_string())

@@ -1,6 +1,6 @@
 //! The report of a check, as text or as one JSON object.
 
-use crate::check::{Bounds, Report};
+use crate::check::{moves_text, Bounds, Report};
 use serde_json::{json, Value};
 
 fn signed(t: i32) -> String {
@@ -31,14 +31,6 @@ fn range(b: &Bounds) -> String {
 
 fn bounds_json(b: &Bounds) -> Value {
     json!({"lower": b.lower, "upper": b.upper, "lower_unrounded": b.raw.0, "upper_unrounded": b.raw.1})
-}
-
-fn moves_text(moves: &[usize]) -> String {
-    moves
-        .iter()
-        .map(|h| h.to_string())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The report as lines of text.

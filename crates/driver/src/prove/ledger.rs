@@ -289,21 +289,26 @@ fn parse_header(v: &Value) -> Result<Header, String> {
     Ok(Header { rules })
 }
 
+/// The 1-based houses of the text field `name` ("3 1 6"), as 0-based houses.
+fn houses(v: &Value, name: &str, rules: &Rules) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for w in text(v, name)?.split_whitespace() {
+        let h: usize = w
+            .parse()
+            .map_err(|_| format!("{name}: {w:?} is not a house number"))?;
+        if h == 0 || h > rules.houses {
+            return Err(format!("{name}: no house {h}"));
+        }
+        out.push(h - 1);
+    }
+    Ok(out)
+}
+
 fn parse_record(v: &Value, rules: &Rules) -> Result<Record, String> {
     let threshold = i32::try_from(int(v, "threshold")?).map_err(|_| "threshold out of range")?;
     match text(v, "kind")? {
         "unit" => {
-            let path_text = text(v, "path")?;
-            let mut path = Vec::new();
-            for w in path_text.split_whitespace() {
-                let h: usize = w
-                    .parse()
-                    .map_err(|_| format!("path: {w:?} is not a house number"))?;
-                if h == 0 || h > rules.houses {
-                    return Err(format!("path: no house {h}"));
-                }
-                path.push(h - 1);
-            }
+            let path = houses(v, "path", rules)?;
             let board_text = text(v, "board")?;
             let board = parse_position(board_text, rules.houses)
                 .map_err(|e| format!("board {board_text:?}: {e}"))?
@@ -344,17 +349,7 @@ fn parse_record(v: &Value, rules: &Rules) -> Result<Record, String> {
             }))
         }
         "turn" => {
-            let text_moves = text(v, "moves")?;
-            let mut moves = Vec::new();
-            for w in text_moves.split_whitespace() {
-                let h: usize = w
-                    .parse()
-                    .map_err(|_| format!("moves: {w:?} is not a house number"))?;
-                if h == 0 || h > rules.houses {
-                    return Err(format!("moves: no house {h}"));
-                }
-                moves.push(h - 1);
-            }
+            let moves = houses(v, "moves", rules)?;
             if moves.is_empty() {
                 return Err("moves: a first turn has at least one move".into());
             }
