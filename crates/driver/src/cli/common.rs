@@ -389,6 +389,19 @@ pub fn ensure_db(
     Ok(())
 }
 
+/// [`ensure_db`] for the start position of `rules` with the database flags of `solve` and
+/// `prove`.
+pub fn ensure_start_db(database: &DbArgs, rules: &Rules, json: bool) -> CliResult {
+    let seeds = rules.seeds * 2 * rules.houses as u32;
+    ensure_db(
+        database.db.as_deref(),
+        rules,
+        seeds,
+        database.build_upto,
+        json,
+    )
+}
+
 /// The machine's memory in MiB (`MemTotal` of /proc/meminfo; 8 GiB where that cannot be read).
 pub fn memory_mib() -> usize {
     std::fs::read_to_string("/proc/meminfo")

@@ -358,13 +358,7 @@ fn prove_mpi(
     use mpi::collective::CommunicatorCollectives;
     use mpi::topology::Communicator;
     if world.rank() == 0 {
-        let built = super::common::ensure_db(
-            args.database.db.as_deref(),
-            rules,
-            rules.seeds * 2 * rules.houses as u32,
-            args.database.build_upto,
-            args.json,
-        );
+        let built = super::common::ensure_start_db(&args.database, rules, args.json);
         world.barrier();
         built?;
         let mut runner = MpiRunner::new(world);
@@ -395,13 +389,7 @@ fn prove_mpi(
 fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) -> CliResult {
     let rules = *rules;
     if runner.is_none() {
-        super::common::ensure_db(
-            args.database.db.as_deref(),
-            &rules,
-            rules.seeds * 2 * rules.houses as u32,
-            args.database.build_upto,
-            args.json,
-        )?;
+        super::common::ensure_start_db(&args.database, &rules, args.json)?;
     }
     let remote = runner.is_some();
     let (search, db_seeds, mut worker) = if remote {

@@ -391,13 +391,7 @@ fn pie_json(rules: &Rules, db: &DbFacts, p: &Pie, first_turns: bool) -> Value {
 /// Runs `kalah solve`.
 pub fn run(args: &SolveArgs) -> CliResult {
     let rules = args.rules.rules()?;
-    super::common::ensure_db(
-        args.database.db.as_deref(),
-        &rules,
-        rules.seeds * 2 * rules.houses as u32,
-        args.database.build_upto,
-        args.json,
-    )?;
+    super::common::ensure_start_db(&args.database, &rules, args.json)?;
     let opened = std::time::Instant::now();
     let endgame = open_endgame(
         args.database.db.as_deref(),
