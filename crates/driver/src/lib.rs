@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod book;
 pub mod prove;
 pub mod results;
 pub mod search;
