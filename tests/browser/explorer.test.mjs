@@ -1,8 +1,10 @@
 // The explorer page of `kalah serve`, driven in the system's Chromium by playwright-core, as a
 // person uses it: load the start, see every move's value, play a line, go back, load a
-// position by its notation, reject a bad one, let the perfect opponent answer. Values on the
-// page are compared with the API's answers for the same positions. A screenshot of the 6x4
-// start with its six proven values is kept.
+// position by its notation, reject a bad one, let the perfect opponent answer, copy the move
+// list, reopen the game from the page's address (and fall back from a bad one), read where the
+// values come from (the opening book, bounds). Values on the page are compared with the API's
+// answers for the same positions. A screenshot of the 6x4 start with its six proven values is
+// kept.
 //
 // Usage: node explorer.test.mjs   (env: KALAH_BIN, the kalah binary; CHROMIUM, the browser;
 // SCREENSHOT, where the picture goes)
@@ -142,6 +144,164 @@ try {
   const reply = afterSouth.moves.find((m) => m.house === afterSouth.best[0]);
   check(afterSouth.to_move === "north" && (reply.next === answered || reply.extra_turn),
     `the perfect opponent answered with its best move (${afterSouth.best[0]}): ${answered}`);
+
+  // The move list of the game so far, and the address that reopens it (a new 6x3 game, the
+  // opponent off): South's move with an extra turn (same letter), South again, then North.
+  await page.uncheck("#opponent");
+  await page.click("#new");
+  await page.waitForFunction((p) => document.querySelector("#notation").value === p
+    && document.querySelector("#moves").textContent === "", start.position);
+  const m1 = start.moves.find((m) => m.extra_turn);
+  const p1 = await api({ houses: 6, seeds: 3, position: m1.next });
+  const m2 = p1.moves.find((m) => !m.extra_turn);
+  const p2 = await api({ houses: 6, seeds: 3, position: m2.next });
+  const m3 = p2.moves.find((m) => !m.extra_turn) || p2.moves[0];
+  const line = [[m1, "S"], [m2, "S"], [m3, "N"]];
+  for (const [m, side] of line) {
+    await page.click(`.house.playable[data-side="${side}"][data-house="${m.house}"]`);
+    await page.waitForFunction((next) => document.querySelector("#notation").value === next, m.next);
+  }
+  const played = `S${m1.house} S${m2.house} N${m3.house}`;
+  const listed = async (pg) => (await pg.textContent("#moves")).trim();
+  check(await listed(page) === played, `the move list reads "${played}" (got "${await listed(page)}")`);
+  const hashOf = (url) => new URLSearchParams(new URL(url).hash.slice(1));
+  let q = hashOf(page.url());
+  check(q.get("houses") === "6" && q.get("seeds") === "3" && q.get("capture") === "standard"
+    && q.get("leftover") === "owner" && q.get("end") === "either" && !q.has("position"),
+    "the address carries the rules: " + page.url());
+  check(page.url().includes(`moves=${m1.house},${m2.house},${m3.house}`), "the address carries the moves: " + page.url());
+  check(await page.getAttribute("#link", "href") === page.url(), "the link on the page is the address");
+
+  // Back: the list and the address lose the last move (shown ahead); forward brings it back.
+  await page.click("#back");
+  await page.waitForFunction((p) => document.querySelector("#notation").value === p, m2.next);
+  check(await listed(page) === `S${m1.house} S${m2.house}`, "after back the list reads " + await listed(page));
+  check(hashOf(page.url()).get("moves") === `${m1.house},${m2.house}`, "after back the address has two moves: " + page.url());
+  check((await page.textContent("#ahead")).trim() === `N${m3.house}`, "after back the move ahead is shown");
+  await page.click("#forward");
+  await page.waitForFunction((p) => document.querySelector("#notation").value === p, m3.next);
+  check(await listed(page) === played && hashOf(page.url()).get("moves") === `${m1.house},${m2.house},${m3.house}`,
+    "after forward the list and the address have the three moves again");
+
+  // Copy: the clipboard gets the list (or, without one, the list is selected).
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+  await page.click("#copy");
+  await page.waitForFunction(() => document.querySelector("#copied").textContent !== "");
+  const copied = await page.evaluate(async () => {
+    try { return await navigator.clipboard.readText(); } catch (e) { return String(window.getSelection()); }
+  });
+  check(copied.trim() === played, `Copy takes "${played}" (got "${copied}")`);
+
+  // The address, opened in a new page: the same rules, moves and position.
+  const link = page.url();
+  const reopened = await browser.newPage();
+  await reopened.goto(link);
+  await reopened.waitForFunction((p) => document.querySelector("#notation").value === p
+    && document.querySelector("#summary") !== null, m3.next, { timeout: 60000 });
+  check(await listed(reopened) === played, `the reopened page lists "${played}" (got "${await listed(reopened)}")`);
+  check(await reopened.inputValue("#seeds") === "3" && await reopened.inputValue("#houses") === "6", "the reopened page has the rules");
+  check(reopened.url() === link, "the reopened page keeps the address: " + reopened.url());
+  check((await reopened.textContent("#notice")).trim() === "", "no message on a good address");
+  // Back on the reopened page walks the same line.
+  await reopened.click("#back");
+  await reopened.waitForFunction((p) => document.querySelector("#notation").value === p, m2.next);
+  await reopened.close();
+
+  // A typed-in start with a move from it: the address carries the position too.
+  const typedAt = "S: 0 0 1 2 0 1 [20] / 1 0 0 2 0 1 [8]";
+  await page.fill("#notation", typedAt);
+  await page.click("#load");
+  await page.waitForFunction((p) => document.querySelector("#moves").textContent === ""
+    && document.querySelector("#summary") && document.querySelector("#summary").textContent.startsWith("South to move"), typed.position);
+  const tm = typed.moves[0];
+  await page.click(`.house.playable[data-side="S"][data-house="${tm.house}"]`);
+  await page.waitForFunction((next) => document.querySelector("#notation").value === next, tm.next);
+  q = hashOf(page.url());
+  check(q.get("position") === typed.position && q.get("moves") === String(tm.house), "the address carries the typed start and its move: " + page.url());
+  const reopenedTyped = await browser.newPage();
+  await reopenedTyped.goto(page.url());
+  await reopenedTyped.waitForFunction((p) => document.querySelector("#notation").value === p
+    && document.querySelector("#summary") !== null, tm.next);
+  check(await listed(reopenedTyped) === `S${tm.house}`, "the reopened typed game lists its move");
+  await reopenedTyped.close();
+
+  // Bad addresses: a message, and the start (of the rules that could be read).
+  for (const [bad, why] of [
+    ["#houses=6&seeds=3&capture=bogus&moves=" + m1.house + ",9,1", "an unknown capture rule and an illegal move"],
+    ["#houses=6&seeds=3&position=1%202%20%2F%203&moves=1", "a position that cannot be read"],
+    ["#houses=6&seeds=3&moves=banana", "moves that are not houses"],
+  ]) {
+    const b = await browser.newPage();
+    const errors = [];
+    b.on("pageerror", (e) => errors.push(e.message));
+    await b.goto(base + "/" + bad);
+    await b.waitForFunction((p) => document.querySelector("#notation").value === p
+      && document.querySelector("#summary") !== null, start.position, { timeout: 60000 });
+    const msg = (await b.textContent("#notice")).trim();
+    check(msg.length > 10, `${why}: a message (got "${msg}")`);
+    check(await listed(b) === "", `${why}: no moves`);
+    check(!hashOf(b.url()).has("moves") && hashOf(b.url()).get("capture") === "standard", `${why}: the address is the start's: ${b.url()}`);
+    check((await b.$$(".house.playable")).length === start.moves.length && errors.length === 0, `${why}: the page works (${errors.join("; ")})`);
+    await b.close();
+  }
+
+  // Sources: answers from the opening book, and bounds (the server's answers reshaped on their
+  // way to the page). Bounds are shown as bounds, never as a value.
+  let reshape = null;
+  const mock = await browser.newPage();
+  await mock.route("**/api/v1/position?**", async (route) => {
+    const resp = await route.fetch();
+    const body = await resp.json();
+    if (reshape && resp.ok() && !body.over) reshape(body);
+    await route.fulfill({ response: resp, json: body });
+  });
+  const widen = (source) => (body) => {
+    body.source = source; body.value = null; body.margin = null; body.best = [];
+    for (const m of body.moves) { m.value = null; m.lower -= 2; m.upper += 4; }
+    body.lower = Math.max(...body.moves.map((m) => m.lower));
+    body.upper = Math.max(...body.moves.map((m) => m.upper));
+  };
+  const sourceShown = async (label) => {
+    await mock.waitForFunction((l) => {
+      const s = document.querySelector("#source");
+      return s !== null && s.textContent === l;
+    }, label);
+    return mock.textContent("#summary");
+  };
+  reshape = (body) => { if (body.value !== null) body.source = "book"; };
+  await mock.goto(base + "/#houses=6&seeds=3");
+  let said = await sourceShown("opening book");
+  check(said.includes("value"), "an exact value from the opening book: " + said);
+  const rangeRe = /^[+-]?\d+\.\.[+-]?\d+$/;
+  for (const [source, label] of [["book", "proven bounds (opening book)"], ["bounds", "bounds so far, the search's time ran out"]]) {
+    reshape = widen(source);
+    await mock.click("#new");
+    said = await sourceShown(label);
+    const vs = await mock.$$eval(".house.playable .v", (els) => els.map((e) => e.textContent));
+    check(vs.length === start.moves.length && vs.every((v) => rangeRe.test(v)), `${label}: every move shows bounds: ${vs.join(" ")}`);
+    check(!said.includes("value") && /bounds [+-]?\d+\.\.[+-]?\d+/.test(said), `${label}: the summary gives bounds, not a value: ${said}`);
+  }
+
+  // The perfect opponent when only bounds are known: the move with the best proven lower bound,
+  // said to be the best move proven so far.
+  const north = await api({ houses: 6, seeds: 3, position: second.next });
+  const chosen = [...north.moves].reverse().find((m) => !m.extra_turn);
+  reshape = (body) => {
+    widen("bounds")(body);
+    if (body.to_move !== "north") return;
+    for (const m of body.moves) {
+      if (m.next === chosen.next) { m.lower = 30; m.upper = 31; } else { m.lower = -40 + m.house; m.upper = 40; }
+    }
+    body.lower = 30; body.upper = 40;
+  };
+  // (The page shows the start, as the last bounds answered it: South to move.)
+  await mock.check("#opponent");
+  await mock.click(`.house.playable[data-side="S"][data-house="${second.house}"]`);
+  await mock.waitForFunction((p) => document.querySelector("#notation").value === p, chosen.next, { timeout: 20000 });
+  check((await listed(mock)) === `S${second.house} N${chosen.house}`, `the opponent played N${chosen.house}: ${await listed(mock)}`);
+  const note = (await mock.textContent("#info")) || "";
+  check(note.includes("best move proven so far") && note.includes(`N${chosen.house}`), "the page says the opponent's move is the best proven so far: " + note);
+  await mock.close();
 } finally {
   await browser.close();
   server.kill();

@@ -33,6 +33,9 @@ enum Command {
     Query(cli::query::QueryArgs),
     /// Build, inspect and verify endgame databases.
     Db(cli::db::DbArgs),
+    /// Opening books: the exact values of the positions near the start, answered at once
+    /// by query, solve and serve (`book build`, `book info FILE`, `book verify FILE`).
+    Book(cli::book::BookArgs),
     /// Prove the value of the start position.
     Solve(cli::solve::SolveArgs),
     /// Prove the value of the start position in units kept in a ledger (resumable);
@@ -53,6 +56,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Moves(a) => cli::moves::moves(a),
         Command::Query(a) => cli::query::run(a),
         Command::Db(a) => cli::db::run(a),
+        Command::Book(a) => cli::book::run(a),
         Command::Solve(a) => cli::solve::run(a),
         Command::Prove(a) => cli::prove::run(a),
         Command::Serve(a) => cli::serve::run(a),

@@ -356,6 +356,32 @@ impl Books {
         }
         Ok(Some(a))
     }
+
+    /// Best moves from `board` (0-based houses, an extra turn keeping the player) while the
+    /// books answer each position exactly; at most `max` moves.
+    pub fn principal_variation(
+        &self,
+        rules: &Rules,
+        board: &Board,
+        max: usize,
+    ) -> Result<Vec<usize>, BookError> {
+        let mut pv = Vec::new();
+        let mut b = *board;
+        while pv.len() < max {
+            let Some(a) = self.answer(rules, &b)? else {
+                break;
+            };
+            if !a.exact() {
+                break;
+            }
+            let Some(&(h, _, _)) = a.moves.iter().find(|m| m.1 == a.lower) else {
+                break;
+            };
+            pv.push(h);
+            b = b.sow(rules, h).next();
+        }
+        Ok(pv)
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The subcommands of the `kalah` tool, one module each.
 
+pub mod book;
 pub mod common;
 pub mod db;
 pub mod moves;

@@ -6,6 +6,7 @@ use super::common::{
 };
 use super::solve::{open_endgame, search_error};
 use clap::Args;
+use kalah_driver::book::Books;
 use kalah_driver::{Search, SearchConfig};
 use kalah_solver::db::Database;
 use kalah_solver::{Board, Endgame, Position, Rules};
@@ -42,6 +43,12 @@ pub struct QueryArgs {
     /// far are printed (`"source": "bounds"`) instead of exact values.
     #[arg(long, default_value_t = 60.0, value_name = "SECS")]
     pub budget: f64,
+    /// The directory of opening books (`kalah book build`), asked first.
+    #[arg(long, value_name = "DIR", default_value = super::book::DEFAULT_BOOKS)]
+    pub books: PathBuf,
+    /// Ask no opening book.
+    #[arg(long)]
+    pub no_book: bool,
 }
 
 /// Where values come from: the database for positions that fit in it, the search (over the
@@ -53,6 +60,7 @@ pub struct Solver {
     tt_mb: usize,
     json: bool,
     budget: std::time::Duration,
+    books: Books,
     search: OnceLock<Search>,
 }
 
@@ -65,8 +73,15 @@ impl Solver {
             tt_mb,
             json,
             budget: std::time::Duration::from_secs(60),
+            books: Books::none(),
             search: OnceLock::new(),
         }
+    }
+
+    /// Answers from these opening books first.
+    pub fn with_books(mut self, books: Books) -> Solver {
+        self.books = books;
+        self
     }
 
     /// Sets the time a search may take for one position.
@@ -129,6 +144,21 @@ pub fn analyse(solver: &Solver, board: &Board) -> CliResult<Answer> {
             moves: Vec::new(),
             source: "final",
             bounds: None,
+        });
+    }
+    let covered = db.is_some_and(|db| board.seeds() <= db.max_seeds());
+    if let Some(a) = solver
+        .books
+        .answer(rules, board)
+        .map_err(super::book::book_error)?
+        .filter(|a| a.exact() || !covered)
+    {
+        let exact = a.exact();
+        return Ok(Answer {
+            value: a.lower,
+            moves: a.moves.iter().map(|m| (m.0, m.1)).collect(),
+            source: "book",
+            bounds: (!exact).then(|| (a.upper, a.moves.iter().map(|m| m.2).collect())),
         });
     }
     if let Some(db) = db.filter(|db| board.seeds() <= db.max_seeds()) {
@@ -264,8 +294,13 @@ fn print_text(pos: &Position, answer: &Answer) {
     let who = pos.to_move().name();
     if let Some((upper, uppers)) = &answer.bounds {
         println!("position: {}", pos.full());
+        let why = if answer.source == "book" {
+            "proven bounds from the opening book"
+        } else {
+            "the search's budget ran out; --budget SECS for more"
+        };
         println!(
-            "value for {who} (to move): between {:+} and {upper:+} (the search's budget ran out; --budget SECS for more)",
+            "value for {who} (to move): between {:+} and {upper:+} ({why})",
             answer.value
         );
         for (&(h, lo), &hi) in answer.moves.iter().zip(uppers) {
@@ -310,7 +345,20 @@ fn one(solver: &Solver, text: &str) -> CliResult<Value> {
 pub fn run(args: &QueryArgs) -> CliResult {
     let rules = args.rules.rules()?;
     let json = args.json || args.position.is_none();
-    if args.db.is_none() || args.build_upto.is_some() {
+    let books = if args.no_book {
+        Books::none()
+    } else {
+        super::book::open_books(Some(&args.books), &rules)?
+    };
+    // A position the book answers needs no database: nothing is built for it.
+    let in_book = match &args.position {
+        Some(text) => books
+            .answer(&rules, &read_position(text, &rules)?.board())
+            .map_err(super::book::book_error)?
+            .is_some(),
+        None => false,
+    };
+    if !in_book && (args.db.is_none() || args.build_upto.is_some()) {
         // The database the position needs, of the size that makes the run fastest (a position
         // that cannot be read is refused before anything is built).
         let seeds = match &args.position {
@@ -319,8 +367,9 @@ pub fn run(args: &QueryArgs) -> CliResult {
         };
         super::common::ensure_db(args.db.as_deref(), &rules, seeds, args.build_upto, json)?;
     }
-    let solver =
-        Solver::new(rules, open_db(&args.db, &rules)?, args.tt_mb, json).with_budget(args.budget);
+    let solver = Solver::new(rules, open_db(&args.db, &rules)?, args.tt_mb, json)
+        .with_budget(args.budget)
+        .with_books(books);
     if let Some(text) = &args.position {
         let pos = read_position(text, &rules)?;
         let start = Instant::now();

@@ -15,6 +15,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use clap::Args;
+use kalah_driver::book::Books;
 use kalah_driver::{Search, SearchConfig};
 use kalah_solver::db::Database;
 use kalah_solver::{Board, Endgame, Position, Rules};
@@ -52,6 +53,10 @@ pub struct ServeArgs {
     /// memory on first use, for fast searches; larger ones are probed block by block.
     #[arg(long, default_value_t = 4096, value_name = "MB")]
     pub db_memory_mb: u64,
+    /// The directory of opening books (`kalah book build`), asked before the databases and
+    /// the search.
+    #[arg(long, value_name = "DIR", default_value = super::book::DEFAULT_BOOKS)]
+    pub books: PathBuf,
 }
 
 /// Rule sets whose databases and searches are kept at once.
@@ -65,6 +70,10 @@ struct Shared {
     memory_mb: u64,
     /// The databases opened, by rules slug (`None`: that rule set has none).
     dbs: Mutex<HashMap<String, Option<Arc<Database>>>>,
+    /// The directory of opening books.
+    books_dir: PathBuf,
+    /// The opening books read, by rules slug.
+    books: Mutex<HashMap<String, Arc<Books>>>,
     /// Idle searches, by rules slug.
     idle: Mutex<HashMap<String, Vec<Search>>>,
     /// Permits to search.
@@ -89,6 +98,35 @@ fn rules_json(r: &Rules) -> Value {
 }
 
 impl Shared {
+    /// The opening books of `rules` (any starting seeds), read on first use.
+    fn books(&self, rules: &Rules) -> Result<Arc<Books>, ApiError> {
+        let slug = rules.slug();
+        if let Some(b) = self.books.lock().unwrap().get(&slug) {
+            return Ok(b.clone());
+        }
+        let b = Arc::new(Books::open_dir(&self.books_dir, rules).map_err(|e| {
+            ApiError(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the opening books of these rules cannot be read: {e}"),
+            )
+        })?);
+        let mut books = self.books.lock().unwrap();
+        if books.len() >= MAX_RULE_SETS {
+            books.clear();
+        }
+        books.insert(slug, b.clone());
+        Ok(b)
+    }
+
+    /// Whether the books, already read, answer `board` (so no search is needed).
+    fn in_book(&self, rules: &Rules, board: &Board) -> bool {
+        self.books
+            .lock()
+            .unwrap()
+            .get(&rules.slug())
+            .is_some_and(|b| b.answer(rules, board).ok().flatten().is_some())
+    }
+
     /// The database of `rules`, opened on first use.
     fn db(&self, rules: &Rules) -> Result<Option<Arc<Database>>, ApiError> {
         let slug = rules.slug();
@@ -219,9 +257,37 @@ fn answer(
     let mut moves = Vec::new();
     let mut pv = Vec::new();
     let value_bounds: (i32, i32);
+    let books = sh.books(rules)?;
+    let covered_by_db = db.as_ref().is_some_and(|d| board.seeds() <= d.max_seeds());
+    let book_answer = books
+        .answer(rules, &board)
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .filter(|a| a.exact() || !covered_by_db);
     if let Some(v) = board.final_value(rules) {
         source = "final";
         value_bounds = (v, v);
+    } else if let Some(a) = book_answer {
+        source = "book";
+        for &(h, lower, upper) in &a.moves {
+            let (next, s) = pos.play(rules, h);
+            moves.push(MoveAnswer {
+                house: h,
+                lower,
+                upper,
+                next,
+                extra_turn: s.extra_turn,
+                captured: s.captured,
+            });
+        }
+        value_bounds = (a.lower, a.upper);
+        let mut p = *pos;
+        for h in books
+            .principal_variation(rules, &board, 400)
+            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        {
+            pv.push(format!("{}{}", p.to_move().letter(), h + 1));
+            p = p.play(rules, h).0;
+        }
     } else {
         let covered = |b: &Board| {
             b.final_value(rules).is_some()
@@ -328,7 +394,7 @@ fn answer(
         "lower": lo,
         "upper": hi,
         "margin": exact.then_some(lo + lead),
-        "source": if exact { source } else { "bounds" },
+        "source": if exact || source == "book" { source } else { "bounds" },
         "moves": moves.iter().map(|m| json!({
             "house": m.house + 1,
             "value": (m.lower == m.upper).then_some(m.lower),
@@ -358,6 +424,7 @@ async fn position(
     // A position the game's end or an opened database settles takes microseconds: answered
     // here. Anything that may search, or open a database, goes to a blocking thread.
     let settled = pos.board().final_value(&rules).is_some()
+        || sh.in_book(&rules, &pos.board())
         || sh
             .dbs
             .lock()
@@ -406,7 +473,7 @@ fn openapi_doc() -> Value {
                     param("budget_ms", "integer", "Time budget of the search for positions beyond the database"),
                 ],
                 "responses": {
-                    "200": {"description": "value (null when only bounds are proven), lower, upper, margin, source (final, database, search or bounds), moves [{house, value, lower, upper, next, extra_turn, capture}], best, pv, nodes, seconds"},
+                    "200": {"description": "value (null when only bounds are proven), lower, upper, margin, source (final, book, database, search or bounds; book with a null value: proven bounds from a proof ledger), moves [{house, value, lower, upper, next, extra_turn, capture}], best, pv, nodes, seconds"},
                     "400": {"description": "{\"error\": \"...\"}: a bad parameter or position"},
                     "503": {"description": "every search is busy"}
                 }
@@ -465,6 +532,8 @@ pub fn run(args: &ServeArgs) -> CliResult {
         tt_mb: args.tt_mb.max(1),
         memory_mb: args.db_memory_mb,
         dbs: Mutex::new(HashMap::new()),
+        books_dir: args.books.clone(),
+        books: Mutex::new(HashMap::new()),
         idle: Mutex::new(HashMap::new()),
         permits: tokio::sync::Semaphore::new(args.searches.max(1)),
     });

@@ -85,6 +85,13 @@ pub struct SolveArgs {
     /// if it exists (same rules and options).
     #[arg(long, value_name = "FILE")]
     pub checkpoint: Option<PathBuf>,
+    /// Prove the value even when an opening book holds it (without this flag, a book that
+    /// answers the start and every opening move exactly gives the answer at once).
+    #[arg(long)]
+    pub no_book: bool,
+    /// The directory of opening books (`kalah book build`).
+    #[arg(long, value_name = "DIR", default_value = super::book::DEFAULT_BOOKS)]
+    pub books: PathBuf,
     /// Seconds between checkpoint saves.
     #[arg(long, default_value_t = 300, value_name = "SECS")]
     pub checkpoint_every: u64,
@@ -391,6 +398,10 @@ fn pie_json(rules: &Rules, db: &DbFacts, p: &Pie, first_turns: bool) -> Value {
 /// Runs `kalah solve`.
 pub fn run(args: &SolveArgs) -> CliResult {
     let rules = args.rules.rules()?;
+    let plain = !args.pie && !args.first_turns && args.goal == GoalArg::Exact;
+    if plain && !args.no_book && args.checkpoint.is_none() && from_book(args, &rules)? {
+        return Ok(());
+    }
     super::common::ensure_start_db(&args.database, &rules, args.json)?;
     let opened = std::time::Instant::now();
     let endgame = open_endgame(
@@ -454,11 +465,93 @@ pub fn run(args: &SolveArgs) -> CliResult {
     finish(&bar, visible, &last.lock().unwrap());
     let a = result.map_err(search_error)?;
     if args.json {
-        println!("{}", analysis_json(&rules, &facts(), args.goal, &a));
+        let mut v = analysis_json(&rules, &facts(), args.goal, &a);
+        v["source"] = json!("search");
+        println!("{v}");
     } else {
         print_analysis(&rules, args, &facts(), &a);
     }
     Ok(())
+}
+
+/// Answers from the opening books when they hold the start and every opening move exactly;
+/// returns whether they did.
+fn from_book(args: &SolveArgs, rules: &Rules) -> CliResult<bool> {
+    let start = std::time::Instant::now();
+    let books = super::book::open_books(Some(&args.books), rules)?;
+    let board = Board::start(rules);
+    let answer = books
+        .answer(rules, &board)
+        .map_err(super::book::book_error)?;
+    let Some(b) = answer.filter(|a| a.exact()) else {
+        return Ok(false);
+    };
+    let pv = books
+        .principal_variation(rules, &board, 400)
+        .map_err(super::book::book_error)?;
+    let moves: Vec<(usize, i32)> = b
+        .moves
+        .iter()
+        .filter(|m| args.all_moves || m.1 == b.lower)
+        .map(|m| (m.0, m.1))
+        .collect();
+    let a = Analysis {
+        value: b.lower,
+        lower: b.lower,
+        upper: b.upper,
+        moves,
+        pv,
+        nodes: 0,
+        seconds: start.elapsed().as_secs_f64(),
+        resumed: false,
+    };
+    let facts = DbFacts {
+        seeds: 0,
+        load_seconds: 0.0,
+        table_mib: 0,
+    };
+    if args.json {
+        let mut v = analysis_json(rules, &facts, args.goal, &a);
+        v["source"] = json!("book");
+        println!("{v}");
+    } else {
+        let pos = Position::start(rules);
+        println!("rules: {rules}");
+        println!(
+            "value: {:+} (South's final margin: the first player {}{})",
+            a.value,
+            result_verb(a.value),
+            if a.value == 0 {
+                String::new()
+            } else {
+                format!(" by {}", a.value.abs())
+            }
+        );
+        let best: Vec<String> = b
+            .moves
+            .iter()
+            .filter(|m| m.1 == a.value)
+            .map(|m| (m.0 + 1).to_string())
+            .collect();
+        println!("best opening move(s): {}", best.join(" "));
+        if !a.pv.is_empty() {
+            println!(
+                "principal variation (as far as the book goes): {}",
+                pv_notation(rules, &pos, &a.pv).join(" ")
+            );
+        }
+        if args.all_moves {
+            for &(h, v) in &a.moves {
+                println!("  house {}: {v:+}", h + 1);
+            }
+        }
+        println!(
+            "source: the opening book in {} ({:.3} s); --no-book proves it again",
+            args.books.display(),
+            a.seconds
+        );
+    }
+    Ok(true)
 }
 
 /// Records the first-turn values `p` of the game `rules` in the results table `file`.
