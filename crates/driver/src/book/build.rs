@@ -356,30 +356,56 @@ fn add_plies(
         total: frontier.len(),
         nodes,
     });
-    // Nearer positions from their moves, the farthest first.
-    for level in levels[..plies as usize].iter().rev() {
-        for b in level {
-            let mut best = i32::MIN;
-            for h in b.legal_houses() {
-                let s = b.sow(rules, h);
-                let next = s.next();
-                let v = match next.final_value(rules) {
-                    Some(v) => v,
-                    None => match entries.get(&next) {
-                        Some(&(lo, hi)) if lo == hi => lo,
-                        _ => {
-                            return Err(BookError::Inconsistent(format!(
-                                "{next} (a move from {b}) has no exact value"
-                            )))
-                        }
-                    },
-                };
-                best = best.max(s.value_with(v));
+    // Nearer positions from their moves. A move may lead to a position as near as its own
+    // (a transposition), so passes go on until every value is known; a position whose moves
+    // wait on each other (none known after a pass) is searched.
+    let mut pending: Vec<Board> = levels[..plies as usize]
+        .iter()
+        .rev()
+        .flatten()
+        .copied()
+        .collect();
+    while !pending.is_empty() {
+        let before = pending.len();
+        let mut waiting = Vec::new();
+        for b in pending {
+            match value_from_moves(rules, &b, entries) {
+                Some(v) => set(entries, b, v, "computed")?,
+                None => waiting.push(b),
             }
-            set(entries, *b, best, "computed")?;
         }
+        if waiting.len() == before {
+            let b = waiting.remove(0);
+            let a = search.analyse(&b, false, Goal::Exact, &|_| {}, cancel)?;
+            nodes += a.nodes;
+            set(entries, b, a.value, "searched")?;
+        }
+        pending = waiting;
     }
     Ok(nodes)
+}
+
+/// The value of `board` from its moves, when every move leads to the end of the game or to a
+/// position whose exact value is in `entries`.
+fn value_from_moves(
+    rules: &Rules,
+    board: &Board,
+    entries: &BTreeMap<Board, (i32, i32)>,
+) -> Option<i32> {
+    let mut best = i32::MIN;
+    for h in board.legal_houses() {
+        let s = board.sow(rules, h);
+        let next = s.next();
+        let v = match next.final_value(rules) {
+            Some(v) => v,
+            None => match entries.get(&next) {
+                Some(&(lo, hi)) if lo == hi => lo,
+                _ => return None,
+            },
+        };
+        best = best.max(s.value_with(v));
+    }
+    Some(best)
 }
 
 impl From<SearchError> for BookError {

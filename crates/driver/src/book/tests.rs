@@ -368,3 +368,18 @@ fn a_stopped_build_goes_on_from_its_partial_file() {
     }
     assert!(partial.exists(), "kept for the next run");
 }
+
+#[test]
+fn deep_books_value_transpositions_right() {
+    // Six plies of 4x3: positions reached again nearer than by the fewest moves, extra turns
+    // and captures between them; every entry against plain minimax.
+    for rules in [Rules::standard(4, 3), Rules::all_variants(4, 3)[5]] {
+        let book = plain_build(&rules, 6, &[]).unwrap();
+        let mut ex = Exhaustive::new(rules);
+        for (b, lo, hi) in book.iter() {
+            let v = ex.value(&b);
+            assert_eq!((lo, hi), (v, v), "{rules}: {b}");
+        }
+        assert!(book.len() > 300, "{}", book.len());
+    }
+}
