@@ -508,7 +508,8 @@ fn build(a: &BuildArgs) -> CliResult {
     Ok(())
 }
 
-/// Makes sure `dir` holds levels `0..=upto` for `rules`, building what is missing with the same
+/// Makes sure `dir` holds levels `0..=upto` for `rules`, building what is missing (in the search
+/// form, read in place: nothing to decode when a search opens it) with the same
 /// progress display as `kalah db build` (a line on stderr when something was built).
 pub fn ensure_levels(dir: &Path, rules: &Rules, upto: u32, json: bool) -> CliResult {
     let rules = rules.play_rules();
@@ -518,7 +519,8 @@ pub fn ensure_levels(dir: &Path, rules: &Rules, upto: u32, json: bool) -> CliRes
         dir,
         &rules,
         upto,
-        Codec::default(),
+        // The search form: probed in place, so that no process decodes anything to open it.
+        Codec::Search,
         &|p| bars.report(p),
         cancel_flag(),
     )
