@@ -116,8 +116,12 @@ fn add_facts(
     facts: &[Fact],
     entries: &mut BTreeMap<Board, (i32, i32)>,
 ) -> Result<(), BookError> {
-    // The positions on the facts' paths (not over): their moves get bounds too.
+    // The positions on the facts' paths (not over), the start always among them: their
+    // moves get bounds too.
     let mut inner: Vec<Board> = Vec::new();
+    if !facts.is_empty() {
+        inner.push(Board::start(rules));
+    }
     for f in facts {
         let what = || format!("{} (after {:?})", f.source, f.moves);
         let mut pos = Position::start(rules);

@@ -271,6 +271,10 @@ fn build(args: &BuildArgs) -> CliResult {
             args.proofs.display()
         )));
     }
+    if let Some(d) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(d)
+            .map_err(|e| CliError::failure(format!("{}: {e}", d.display())))?;
+    }
     let partial = PathBuf::from(format!("{}.partial", out.display()));
     let start = Instant::now();
     let visible = show_progress(args.json);

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Builds the opening books committed under data/books: for every rule set of the rule books and
+# 3 to 6 seeds, what data/results.json and the ledgers under data/proofs say, and for the boards
+# named in PLIES the exact value of every position within that many moves of the start.
+#
+#   scripts/books.sh                      # every book, with the plies below
+#   PLIES="6x3:5" RULE_SETS="kalah" scripts/books.sh
+#
+# Environment: PLIES (board:plies pairs; boards not named get 0, the recorded facts only),
+# RULE_SETS (default: all five), THREADS (default 1), KALAH (default target/release/kalah),
+# BOOKS (default data/books). A stopped build goes on from its .partial file when run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PLIES=${PLIES:-"6x3:5"}
+RULE_SETS=${RULE_SETS:-"kalah empty brio russian no-capture"}
+THREADS=${THREADS:-1}
+BOOKS=${BOOKS:-data/books}
+KALAH=${KALAH:-target/release/kalah}
+if [ ! -x "$KALAH" ]; then
+    cargo build --release -q -p kalah-driver
+fi
+
+flags_of() {
+    case "$1" in
+        kalah) echo "--capture standard --leftover owner --end either" ;;
+        empty) echo "--capture empty --leftover owner --end either" ;;
+        brio) echo "--capture empty --leftover emptier --end either" ;;
+        russian) echo "--capture standard --leftover emptier --end mover" ;;
+        no-capture) echo "--capture never --leftover owner --end either" ;;
+        *) echo "unknown rule set $1" >&2; exit 2 ;;
+    esac
+}
+
+plies_of() {
+    local p
+    for p in $PLIES; do
+        if [ "${p%%:*}" = "$1" ]; then
+            echo "${p#*:}"
+            return
+        fi
+    done
+    echo 0
+}
+
+for set in $RULE_SETS; do
+    for seeds in 3 4 5 6; do
+        board="6x$seeds"
+        plies=$(plies_of "$board")
+        name="$set $board (plies $plies)"
+        # shellcheck disable=SC2046
+        out=$(mktemp)
+        status=0
+        "$KALAH" book build --houses 6 --seeds "$seeds" $(flags_of "$set") --plies "$plies" \
+            --threads "$THREADS" --out "$BOOKS/$(printf '6x%s-%s.kbook' "$seeds" \
+            "$(flags_of "$set" | awk '{print $2"-"$4"-"$6}')")" >"$out" 2>&1 || status=$?
+        case $status in
+            0) echo "$name: $(head -1 "$out")" ;;
+            2) echo "$name: skipped ($(tail -1 "$out"))" ;;
+            *) cat "$out" >&2; rm -f "$out"; exit "$status" ;;
+        esac
+        rm -f "$out"
+    done
+done
