@@ -10,7 +10,7 @@
 // SCREENSHOT, where the picture goes)
 
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,7 +43,8 @@ const built = spawnSync(bin, ["db", "build", "--houses", "6", "--upto", "26", "-
 if (built.status !== 0) throw new Error("db build failed: " + built.stderr);
 
 // A budget long enough for the 6x4 start's search on one thread, the page's first request.
-const server = spawn(bin, ["serve", "--addr", "127.0.0.1:0", "--db", db, "--budget-ms", "240000", "--max-budget-ms", "240000"]);
+// The committed opening books: the 6x3 and 6x4 starts are answered from them at once.
+const server = spawn(bin, ["serve", "--addr", "127.0.0.1:0", "--db", db, "--books", join(root, "data", "books"), "--budget-ms", "240000", "--max-budget-ms", "240000"]);
 const addr = await new Promise((ok, fail) => {
   let text = "";
   server.stdout.on("data", (d) => {
@@ -71,7 +72,19 @@ try {
   // again).
   await page.waitForSelector("#summary", { timeout: 240000 });
   const kalah4 = await api({ houses: 6, seeds: 4 });
-  check(kalah4.source === "search" && kalah4.value !== null && kalah4.moves.length === 6, "the API proves the 6x4 start: " + JSON.stringify(kalah4).slice(0, 300));
+  check(kalah4.source === "book" && kalah4.value !== null && kalah4.moves.length === 6, "the opening book answers the 6x4 start: " + JSON.stringify(kalah4).slice(0, 300));
+  // The book's values are those of the results table (data/results.json): each opening move
+  // is worth its first turn's margin, or the best margin of the first turns it begins.
+  const results = JSON.parse(readFileSync(join(root, "data", "results.json"), "utf8"));
+  for (const seeds of [3, 4]) {
+    const entry = results.entries.find((e) => e.houses === 6 && e.seeds === seeds && e.capture === "standard" && e.leftover === "owner" && e.end === "either");
+    const answer = seeds === 4 ? kalah4 : await api({ houses: 6, seeds });
+    check(answer.source === "book" && answer.value === entry.value, `6x${seeds}: the book's start value ${answer.value} is the results table's ${entry.value}`);
+    for (const m of answer.moves) {
+      const margins = entry.turns.filter((t) => t.moves[0] === m.house).map((t) => t.margin);
+      check(m.value === Math.max(...margins), `6x${seeds}: house ${m.house} is worth ${m.value}, the results table says ${Math.max(...margins)}`);
+    }
+  }
   const shown4 = await page.$$eval(".house.playable", (els) => els.map((e) => [e.dataset.house, e.querySelector(".v").textContent]));
   check(shown4.length === 6, "six playable houses at the 6x4 start, got " + shown4.length);
   for (const m of kalah4.moves) {

@@ -11,7 +11,7 @@
 //! The frontier's values are appended, one checked line each, to a partial file as they are
 //! found: a stopped build loses at most the position in progress and goes on from that file.
 
-use super::{Book, BookError, Books};
+use super::{Book, BookError};
 use crate::{Goal, Search, SearchError};
 use kalah_solver::{Board, Position, Rules, Side};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -25,12 +25,24 @@ use xxhash_rust::xxh3::xxh3_64;
 pub struct Fact {
     /// The moves from the start, 0-based houses (an extra turn keeps the same player).
     pub moves: Vec<usize>,
-    /// Bounds on South's final margin after them with perfect play (equal when exact).
+    /// What the bounds are bounds of.
+    pub measure: Measure,
+    /// Bounds with perfect play (equal when exact).
     pub lower: i32,
     /// Upper bound.
     pub upper: i32,
     /// Where the fact comes from, for error messages.
     pub source: String,
+}
+
+/// What a [`Fact`]'s bounds measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// South's final margin (stores included), as results and root records state it.
+    Margin,
+    /// The value of the position for the player to move (stores excluded), as proof units
+    /// state it.
+    Value,
 }
 
 /// How far a build has come.
@@ -138,11 +150,13 @@ fn add_facts(
             pos = pos.play(rules, h).0;
         }
         let lead = pos.store_lead();
-        let (lo, hi) = match pos.to_move() {
-            Side::South => (f.lower - lead, f.upper - lead),
-            Side::North => (-f.upper - lead, -f.lower - lead),
+        let (lo, hi) = match (f.measure, pos.to_move()) {
+            (Measure::Value, _) => (f.lower, f.upper),
+            (Measure::Margin, Side::South) => (f.lower - lead, f.upper - lead),
+            (Measure::Margin, Side::North) => (-f.upper - lead, -f.lower - lead),
         };
         let b = pos.board();
+        let (lo, hi) = rounded(rules, &b, lo, hi);
         if let Some(v) = b.final_value(rules) {
             if v < lo || v > hi {
                 return Err(BookError::Inconsistent(format!(
@@ -168,13 +182,12 @@ fn add_facts(
         }
     }
     // Up (a position is worth its best move) and down (no move is worth more than its
-    // position) until nothing changes; a few rounds for paths of a few moves.
-    for _ in 0..64 {
+    // position) until nothing changes (about as many rounds as the longest path has moves).
+    for _ in 0..1000 {
         let mut changed = false;
         for b in &inner {
             let what = || format!("the facts about {b}");
-            let books = Books::from_books(vec![Book::new(*rules, 0, "", entries)?]);
-            let Some(a) = books.from_moves(rules, b) else {
+            let Some(a) = super::answer_from(rules, b, &|x| entries.get(x).copied()) else {
                 continue;
             };
             let (lo, hi) = a.bounds();
@@ -193,6 +206,7 @@ fn add_facts(
                 } else {
                     (s.gain as i32 - top, c)
                 };
+                let (lo, hi) = rounded(rules, &next, lo, hi);
                 changed |= narrow(entries, next, lo, hi, &what)?;
             }
         }
@@ -201,6 +215,18 @@ fn add_facts(
         }
     }
     Ok(())
+}
+
+/// `lo..=hi` narrowed to the values a board can have: every seed ends in a store, so unless
+/// left seeds are discarded, the value has the parity of the seeds on the board.
+fn rounded(rules: &Rules, board: &Board, lo: i32, hi: i32) -> (i32, i32) {
+    if rules.leftover == kalah_solver::Leftover::Discard {
+        return (lo, hi);
+    }
+    let s = board.seeds() as i32;
+    let lo = if (lo - s) % 2 != 0 { lo + 1 } else { lo };
+    let hi = if (hi - s) % 2 != 0 { hi - 1 } else { hi };
+    (lo, hi)
 }
 
 /// The first line of a partial file.

@@ -10,7 +10,7 @@
 mod build;
 mod file;
 
-pub use build::{build, BuildProgress, Fact};
+pub use build::{build, BuildProgress, Fact, Measure};
 
 use kalah_solver::{Board, Rules};
 use std::collections::BTreeMap;
@@ -312,25 +312,7 @@ impl Books {
     /// Bounds on every move of `board` when each leads to the end of the game or to a board
     /// in the books.
     fn from_moves(&self, rules: &Rules, board: &Board) -> Option<BookAnswer> {
-        if board.final_value(rules).is_some() {
-            return None;
-        }
-        let mut moves = Vec::new();
-        for h in board.legal_houses() {
-            let s = board.sow(rules, h);
-            let next = s.next();
-            let (lo, hi) = match next.final_value(rules) {
-                Some(v) => (v, v),
-                None => self.get(&next)?,
-            };
-            let (a, z) = (s.value_with(lo), s.value_with(hi));
-            moves.push((h, a.min(z), a.max(z)));
-        }
-        Some(BookAnswer {
-            lower: moves.iter().map(|m| m.1).max()?,
-            upper: moves.iter().map(|m| m.2).max()?,
-            moves,
-        })
+        answer_from(rules, board, &|b| self.get(b))
     }
 
     /// The answer for `board` (the game not over): bounds on every move, when every move
@@ -382,6 +364,34 @@ impl Books {
         }
         Ok(pv)
     }
+}
+
+/// Bounds on every move of `board` (the game not over) when each leads to the end of the
+/// game or to a board that `get` bounds; the position's bounds are its best move's.
+fn answer_from(
+    rules: &Rules,
+    board: &Board,
+    get: &dyn Fn(&Board) -> Option<(i32, i32)>,
+) -> Option<BookAnswer> {
+    if board.final_value(rules).is_some() {
+        return None;
+    }
+    let mut moves = Vec::new();
+    for h in board.legal_houses() {
+        let s = board.sow(rules, h);
+        let next = s.next();
+        let (lo, hi) = match next.final_value(rules) {
+            Some(v) => (v, v),
+            None => get(&next)?,
+        };
+        let (a, z) = (s.value_with(lo), s.value_with(hi));
+        moves.push((h, a.min(z), a.max(z)));
+    }
+    Some(BookAnswer {
+        lower: moves.iter().map(|m| m.1).max()?,
+        upper: moves.iter().map(|m| m.2).max()?,
+        moves,
+    })
 }
 
 #[cfg(test)]

@@ -228,6 +228,7 @@ fn facts_alone_answer_the_start_and_contradictions_are_refused() {
                 let m: Vec<usize> = m.iter().map(|h| h - 1).collect();
                 let v = margin_after(&rules, &m, &mut ex);
                 Fact {
+                    measure: Measure::Margin,
                     moves: m,
                     lower: v,
                     upper: v,
@@ -270,12 +271,14 @@ fn bounds_from_a_ledger_reach_every_move_of_the_start() {
     let s = start.seeds() as i32;
     let facts = vec![
         Fact {
+            measure: Measure::Margin,
             moves: vec![],
             lower: v - 2,
             upper: s,
             source: "root".into(),
         },
         Fact {
+            measure: Measure::Margin,
             moves: vec![0],
             lower: -s,
             upper: ex.move_value(&start, 0),

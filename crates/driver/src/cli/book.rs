@@ -6,7 +6,7 @@ use super::common::{
 };
 use super::solve::open_endgame;
 use clap::{Args, Subcommand};
-use kalah_driver::book::{self, Book, BookError, Books, Fact};
+use kalah_driver::book::{self, Book, BookError, Books, Fact, Measure};
 use kalah_driver::results::{ledger_summary, ResultsFile};
 use kalah_driver::{Goal, Search, SearchConfig, SearchError};
 use kalah_solver::{Board, Rules};
@@ -153,6 +153,7 @@ fn facts(args: &BuildArgs, rules: &Rules) -> CliResult<(Vec<Fact>, Vec<String>)>
             let what = format!("{} ({})", args.results.display(), e.source.command);
             for t in &e.turns {
                 facts.push(Fact {
+                    measure: Measure::Margin,
                     moves: t.moves.iter().map(|h| h - 1).collect(),
                     lower: t.margin,
                     upper: t.margin,
@@ -181,6 +182,7 @@ fn facts(args: &BuildArgs, rules: &Rules) -> CliResult<(Vec<Fact>, Vec<String>)>
             }
             let what = format!("ledger {}", dir.display());
             facts.push(Fact {
+                measure: Measure::Margin,
                 moves: vec![],
                 lower: s.lower,
                 upper: s.upper,
@@ -188,6 +190,7 @@ fn facts(args: &BuildArgs, rules: &Rules) -> CliResult<(Vec<Fact>, Vec<String>)>
             });
             for &(h, lo, hi) in &s.openings {
                 facts.push(Fact {
+                    measure: Measure::Margin,
                     moves: vec![h - 1],
                     lower: lo,
                     upper: hi,
@@ -196,10 +199,45 @@ fn facts(args: &BuildArgs, rules: &Rules) -> CliResult<(Vec<Fact>, Vec<String>)>
             }
             for (m, lo, hi) in &s.turns {
                 facts.push(Fact {
+                    measure: Measure::Margin,
                     moves: m.iter().map(|h| h - 1).collect(),
                     lower: *lo,
                     upper: *hi,
                     source: what.clone(),
+                });
+            }
+            // Every proven unit: a bound on the value of its position.
+            let contents = kalah_driver::prove::ledger::read(&dir).map_err(CliError::failure)?;
+            for (line, r) in &contents.records {
+                let kalah_driver::prove::ledger::Record::Unit(u) = r else {
+                    continue;
+                };
+                let s = u.board.seeds() as i32;
+                let (lower, upper) = match u.verdict {
+                    kalah_driver::prove::ledger::Verdict::AtLeast => (u.threshold, s),
+                    kalah_driver::prove::ledger::Verdict::Below => (-s, u.threshold - 1),
+                    kalah_driver::prove::ledger::Verdict::Open => continue,
+                };
+                let mut pos = kalah_solver::Position::start(rules);
+                for &h in &u.path {
+                    if h >= rules.houses || pos.board().mover()[h] == 0 {
+                        break;
+                    }
+                    pos = pos.play(rules, h).0;
+                }
+                if pos.board() != u.board {
+                    return Err(CliError::failure(format!(
+                        "{}, line {line}: the unit's moves do not lead to its board {}",
+                        dir.display(),
+                        u.board
+                    )));
+                }
+                facts.push(Fact {
+                    moves: u.path.clone(),
+                    measure: Measure::Value,
+                    lower: lower.max(-s),
+                    upper: upper.min(s),
+                    source: format!("{what}, line {line}"),
                 });
             }
             sources.push(format!(
