@@ -55,7 +55,7 @@ for set in $RULE_SETS; do
             --threads "$THREADS" --out "$BOOKS/$(printf '6x%s-%s.kbook' "$seeds" \
             "$(flags_of "$set" | awk '{print $2"-"$4"-"$6}')")" >"$out" 2>&1 || status=$?
         case $status in
-            0) echo "$name: $(head -1 "$out")" ;;
+            0) echo "$name: $(grep -m1 "\.kbook:" "$out")" ;;
             2) echo "$name: skipped ($(tail -1 "$out"))" ;;
             *) cat "$out" >&2; rm -f "$out"; exit "$status" ;;
         esac

@@ -138,3 +138,74 @@ fn a_book_with_nothing_to_hold_is_refused() {
     let out = kalah(dir.path(), &["book", "info", "missing.kbook"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn verify_searches_book_entries_again_and_finds_a_wrong_one() {
+    use kalah_driver::book::{file_name, Book};
+    use kalah_solver::{Board, Exhaustive, Rules};
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let known = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/known-results.toml");
+    let empty = tempfile::tempdir().unwrap();
+    let verify = |books: &str| {
+        kalah(
+            cwd,
+            &[
+                "verify",
+                "--file",
+                known,
+                "--class",
+                "ci",
+                "--tt-mb",
+                "16",
+                "--db-root",
+                empty.path().to_str().unwrap(),
+                "--books",
+                books,
+                "--book-sample",
+                "3",
+            ],
+        )
+    };
+    // A book as `book build` makes it: three entries searched again, all agree.
+    json(
+        cwd,
+        &with_rules(&[
+            "book",
+            "build",
+            "--plies",
+            "3",
+            "--out",
+            "good/4x3-standard-owner-either.kbook",
+            "--results",
+            "none",
+            "--proofs",
+            "none",
+            "--json",
+        ]),
+    );
+    let out = verify("good");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("3 opening book entries searched again, 0 disagreeing"),
+        "{text}"
+    );
+    // A book with one wrong value (written past the builder's checks): found.
+    let rules = Rules::standard(4, 3);
+    let start = Board::start(&rules);
+    let v = Exhaustive::new(rules).value(&start);
+    let entries = [(start, (v + 2, v + 2))].into_iter().collect();
+    std::fs::create_dir_all(cwd.join("bad")).unwrap();
+    Book::new(rules, 0, "wrong", &entries)
+        .unwrap()
+        .write(&cwd.join("bad").join(file_name(&rules)))
+        .unwrap();
+    let out = verify("bad");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("1 opening book entries searched again, 1 disagreeing"),
+        "{text}"
+    );
+}

@@ -462,7 +462,7 @@ fn info(args: &InfoArgs) -> CliResult {
 }
 
 /// A small random generator for the sample (splitmix64).
-fn next_random(state: &mut u64) -> u64 {
+pub fn next_random(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

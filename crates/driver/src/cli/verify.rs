@@ -44,6 +44,17 @@ pub struct VerifyArgs {
     /// Print one JSON object per result instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// The directory of opening books whose entries are sampled and searched again ("none":
+    /// no book is checked).
+    #[arg(long, value_name = "DIR", default_value = super::book::DEFAULT_BOOKS)]
+    pub books: PathBuf,
+    /// Exact entries of each book searched again (chosen at random among those of the
+    /// class's size: boards of up to 36 seeds for ci, 48 for bench, any for all).
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub book_sample: usize,
+    /// The seed of the random choice of book entries.
+    #[arg(long, default_value_t = 1)]
+    pub book_seed: u64,
 }
 
 /// One published result.
@@ -163,7 +174,7 @@ pub fn run(args: &VerifyArgs) -> CliResult {
         Class::All => true,
     };
     let mut disagree = 0;
-    let mut done = 0;
+    let mut done = 0usize;
     if !args.json {
         println!(
             "{:>6} {:>5} {:<9} {:>9} {:>9} {:<5} {:>12} {:>9}  source",
@@ -249,10 +260,96 @@ pub fn run(args: &VerifyArgs) -> CliResult {
     if !args.json {
         println!("{done} results recomputed, {disagree} disagreeing");
     }
+    let (sampled, book_disagree) = verify_books(args)?;
+    if !args.json && sampled > 0 {
+        println!("{sampled} opening book entries searched again, {book_disagree} disagreeing");
+    }
+    done += sampled;
+    disagree += book_disagree;
     if disagree > 0 {
         return Err(CliError::failure(format!(
             "{disagree} of {done} published results disagree with the computation"
         )));
     }
     Ok(())
+}
+
+/// Checks every book in `--books`: each entry against its moves, and `--book-sample` exact
+/// entries of the class's size against fresh searches. Returns (entries searched, disagreeing).
+fn verify_books(args: &VerifyArgs) -> CliResult<(usize, usize)> {
+    if args.books.as_os_str() == "none" || !args.books.is_dir() || args.book_sample == 0 {
+        return Ok((0, 0));
+    }
+    let most = match args.class {
+        Class::Ci => 36,
+        Class::Bench => 48,
+        Class::All => u32::MAX,
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&args.books)
+        .map_err(|e| CliError::failure(format!("{}: {e}", args.books.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "kbook"))
+        .collect();
+    paths.sort();
+    let (mut done, mut disagree) = (0, 0);
+    for path in paths {
+        let book =
+            kalah_driver::book::Book::open(&path).map_err(|e| CliError::failure(e.to_string()))?;
+        let checked = book.check_consistent().map_err(super::book::book_error)?;
+        let rules = book.rules();
+        let mut pool: Vec<(Board, i32)> = book
+            .iter()
+            .filter(|e| e.1 == e.2 && e.0.seeds() <= most)
+            .map(|(b, v, _)| (b, v))
+            .collect();
+        let mut state = args.book_seed ^ path.to_string_lossy().len() as u64;
+        let mut chosen = Vec::new();
+        while chosen.len() < args.book_sample && !pool.is_empty() {
+            let i = (super::book::next_random(&mut state) % pool.len() as u64) as usize;
+            chosen.push(pool.swap_remove(i));
+        }
+        for (board, v) in chosen {
+            let dir = match &args.db_root {
+                Some(root) => root.join(rules.slug()),
+                None => default_db_dir(&rules),
+            };
+            let endgame = if dir.is_dir() {
+                open_endgame(Some(&dir), &rules, false, None, None)?
+            } else {
+                None
+            };
+            let mut config = SearchConfig {
+                tt_mb: args.tt_mb,
+                endgame,
+                ..SearchConfig::default()
+            };
+            if let Some(t) = args.threads {
+                config.threads = t.max(1);
+            }
+            let a = Search::new(rules, config)
+                .analyse(&board, false, Goal::Exact, &|_| {}, cancel_flag())
+                .map_err(search_error)?;
+            let ok = a.value == v;
+            done += 1;
+            disagree += usize::from(!ok);
+            if args.json {
+                println!(
+                    "{}",
+                    json!({"book": path.display().to_string(), "board": board.to_string(),
+                        "expected": v, "computed": a.value, "agree": ok, "nodes": a.nodes,
+                        "seconds": a.seconds, "consistent": checked})
+                );
+            } else {
+                println!(
+                    "  book {}: {board}: {v:+}, searched {:+} {} ({} nodes, {:.3} s)",
+                    path.display(),
+                    a.value,
+                    if ok { "yes" } else { "NO" },
+                    a.nodes,
+                    a.seconds
+                );
+            }
+        }
+    }
+    Ok((done, disagree))
 }
