@@ -4,15 +4,20 @@
 # named in PLIES the exact value of every position within that many moves of the start.
 #
 #   scripts/books.sh                      # every book, with the plies below
-#   PLIES="6x3:5" RULE_SETS="kalah" scripts/books.sh
+#   BOARDS="6x4" RULE_SETS="kalah empty" scripts/books.sh
 #
 # Environment: PLIES (board:plies pairs; boards not named get 0, the recorded facts only),
-# RULE_SETS (default: all five), THREADS (default 1), KALAH (default target/release/kalah),
-# BOOKS (default data/books). A stopped build goes on from its .partial file when run again.
+# BOARDS (default: 6x3 6x4 6x5 6x6), RULE_SETS (default: all five), THREADS (default 1),
+# KALAH (default target/release/kalah), BOOKS (default data/books). A stopped build goes on
+# from its .partial file when run again.
+#
+# The committed books: PLIES="6x3:5 6x4:2" for kalah and empty, "6x3:5" for brio and russian,
+# "6x3:2" for no-capture (its positions take seconds each: plies 5 would take hours).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PLIES=${PLIES:-"6x3:5"}
+BOARDS=${BOARDS:-"6x3 6x4 6x5 6x6"}
 RULE_SETS=${RULE_SETS:-"kalah empty brio russian no-capture"}
 THREADS=${THREADS:-1}
 BOOKS=${BOOKS:-data/books}
@@ -44,8 +49,8 @@ plies_of() {
 }
 
 for set in $RULE_SETS; do
-    for seeds in 3 4 5 6; do
-        board="6x$seeds"
+    for board in $BOARDS; do
+        seeds=${board#6x}
         plies=$(plies_of "$board")
         name="$set $board (plies $plies)"
         # shellcheck disable=SC2046
