@@ -439,3 +439,41 @@ fn a_second_build_in_the_same_directory_is_refused_naming_the_first() {
         String::from_utf8_lossy(&third.stderr)
     );
 }
+
+#[test]
+fn a_build_with_no_memory_for_bytes_packs_its_levels_and_writes_the_same_files() {
+    let full = tempfile::tempdir().unwrap();
+    let packed = tempfile::tempdir().unwrap();
+    for (dir, extra) in [(full.path(), None), (packed.path(), Some("0"))] {
+        let mut args = vec!["db", "build", "--upto", "10", "--houses", "5"];
+        let d = dir.to_str().unwrap();
+        args.extend(["--dir", d]);
+        if let Some(mb) = extra {
+            args.extend(["--memory-mb", mb]);
+        }
+        let out = kalah(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(level_files(full.path()), level_files(packed.path()));
+    let d = packed.path().to_str().unwrap();
+    let out = kalah(&[
+        "db",
+        "verify",
+        "--full",
+        "--memory-mb",
+        "0",
+        "--houses",
+        "5",
+        "--dir",
+        d,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -21,10 +21,19 @@ fn packed_lower_levels_build_the_same_files() {
         let top = if rules.houses == 4 { 14 } else { 9 };
         let full = tempfile::tempdir().unwrap();
         db::build(full.path(), &rules, top, Codec::Search, &|_| {}, &no).unwrap();
-        // (This file's only test: nothing else in the process reads the variable.)
-        std::env::set_var("KALAH_BUILD_MEMORY_MB", "0");
+        // No memory for one byte a value: every lower level held packed.
+        let none = db::MemoryBudget(0);
         let packed = tempfile::tempdir().unwrap();
-        db::build(packed.path(), &rules, top, Codec::Search, &|_| {}, &no).unwrap();
+        db::build_with(
+            packed.path(),
+            &rules,
+            top,
+            Codec::Search,
+            none,
+            &|_| {},
+            &no,
+        )
+        .unwrap();
         for l in 0..=top {
             assert_eq!(
                 std::fs::read(db::level_path(packed.path(), l)).unwrap(),
@@ -32,9 +41,8 @@ fn packed_lower_levels_build_the_same_files() {
                 "{rules} level {l}"
             );
         }
-        let report = db::verify(packed.path(), &rules, true, &|_| {}, &no).unwrap();
+        let report = db::verify_with(packed.path(), &rules, true, none, &|_| {}, &no).unwrap();
         assert!(report.ok(), "{report:?}");
         assert!(report.levels.iter().all(|l| l.recomputed));
-        std::env::remove_var("KALAH_BUILD_MEMORY_MB");
     }
 }

@@ -64,6 +64,11 @@ pub struct BuildArgs {
     /// lower levels are built first where missing.
     #[arg(long, value_name = "I/K")]
     pub slice: Option<String>,
+    /// Memory in MiB for the lower levels' values, one byte each (default: half of the
+    /// machine's memory); when they need more, they are held in half a byte each: the same
+    /// files, built more slowly.
+    #[arg(long, value_name = "MB")]
+    pub memory_mb: Option<u64>,
     /// Print a JSON summary instead of text (and no progress bars).
     #[arg(long)]
     pub json: bool,
@@ -155,6 +160,9 @@ pub struct VerifyArgs {
     /// Also recompute every value from its children.
     #[arg(long)]
     pub full: bool,
+    /// With --full: memory in MiB for the lower levels' values, as `db build --memory-mb`.
+    #[arg(long, value_name = "MB")]
+    pub memory_mb: Option<u64>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -464,8 +472,17 @@ fn build(a: &BuildArgs) -> CliResult {
         }
         return Ok(());
     }
-    let report =
-        db::build(&dir, &rules, a.upto, codec, &|p| bars.report(p), cancel).map_err(db_error)?;
+    let memory = a.memory_mb.map(db::MemoryBudget::mib).unwrap_or_default();
+    let report = db::build_with(
+        &dir,
+        &rules,
+        a.upto,
+        codec,
+        memory,
+        &|p| bars.report(p),
+        cancel,
+    )
+    .map_err(db_error)?;
     let wall = t.elapsed().as_secs_f64();
     let positions: u64 = (0..=a.upto).map(|l| db::level_size(rules.houses, l)).sum();
     let bytes = bytes_on_disk(&dir, 0..=a.upto);
@@ -708,7 +725,9 @@ fn verify(a: &VerifyArgs) -> CliResult {
     let cancel = cancel_flag();
     let bars = Bars::new(show_progress(a.json), false);
     let t = Instant::now();
-    let report = db::verify(&dir, &rules, a.full, &|p| bars.report(p), cancel).map_err(db_error)?;
+    let memory = a.memory_mb.map(db::MemoryBudget::mib).unwrap_or_default();
+    let report = db::verify_with(&dir, &rules, a.full, memory, &|p| bars.report(p), cancel)
+        .map_err(db_error)?;
     let wall = t.elapsed().as_secs_f64();
     if a.json {
         let levels: Vec<_> = report

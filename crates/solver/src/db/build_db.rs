@@ -1,7 +1,7 @@
 //! Building a database: levels `0..=N` in order, each solved, coded and written under a
 //! temporary name while the next is solved; resumable.
 
-use super::lower::{Lower, Packed};
+use super::lower::{Lower, MemoryBudget, Packed};
 use super::*;
 
 /// What [`build`] did.
@@ -57,7 +57,29 @@ pub fn build(
     progress: &(dyn Fn(&Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<BuildReport, DbError> {
-    build_levels(dir, rules, upto, codec, None, progress, cancel)
+    build_with(
+        dir,
+        rules,
+        upto,
+        codec,
+        MemoryBudget::default(),
+        progress,
+        cancel,
+    )
+}
+
+/// [`build`] within a memory budget for the lower levels' values (beyond it they are held in
+/// half a byte each: the same files, built more slowly).
+pub fn build_with(
+    dir: &Path,
+    rules: &Rules,
+    upto: u32,
+    codec: Codec,
+    memory: MemoryBudget,
+    progress: &(dyn Fn(&Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<BuildReport, DbError> {
+    build_levels(dir, rules, upto, codec, None, memory, progress, cancel)
 }
 
 /// [`build`], with level `upto` computed only for the slice `(i, k)` if given (slice `i` of
@@ -69,6 +91,7 @@ pub(crate) fn build_levels(
     upto: u32,
     codec: Codec,
     slice: Option<(u32, u32)>,
+    memory: MemoryBudget,
     progress: &(dyn Fn(&Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<BuildReport, DbError> {
@@ -118,10 +141,7 @@ pub(crate) fn build_levels(
     // The lower levels, in the builder's order (see `sweep`): one byte per position, or half a
     // byte when the whole database would not fit in the memory budget at one byte each.
     let mut lower: Vec<Lower> = Vec::new();
-    let pack = super::lower::should_pack(
-        (0..=upto).map(|l| ranker.level_size(l)),
-        super::lower::memory_budget(),
-    );
+    let pack = super::lower::should_pack((0..=upto).map(|l| ranker.level_size(l)), memory.0);
     let keep = |values: Values, l: u32, path: &Path| -> Result<Lower, DbError> {
         if !pack || values.is_empty() {
             return Ok(Lower::Full(values));

@@ -138,23 +138,30 @@ pub(crate) fn should_pack(sizes: impl IntoIterator<Item = u64>, budget: u64) -> 
     sizes.into_iter().sum::<u64>() > budget
 }
 
-/// The memory the builder may fill with values: the `KALAH_BUILD_MEMORY_MB` environment
-/// variable if set, else half of the machine's memory (the rest for the page cache, the
-/// level file being written and the system), or 8 GiB where it is unknown.
-pub(crate) fn memory_budget() -> u64 {
-    if let Some(mb) = std::env::var("KALAH_BUILD_MEMORY_MB")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-    {
-        return mb << 20;
+/// The memory a build, or a full verification, may fill with the values of the lower levels;
+/// beyond it they are held in half a byte each (see [`should_pack`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryBudget(pub u64);
+
+impl MemoryBudget {
+    /// A budget of `mb` MiB.
+    pub fn mib(mb: u64) -> MemoryBudget {
+        MemoryBudget(mb << 20)
     }
-    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-        m.lines()
-            .find(|l| l.starts_with("MemTotal:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<u64>().ok())
-    });
-    total.map(|kb| kb * 1024 / 2).unwrap_or(8 << 30)
+}
+
+impl Default for MemoryBudget {
+    /// Half of the machine's memory (the rest for the page cache, the level file being
+    /// written and the system), or 8 GiB where it is unknown.
+    fn default() -> Self {
+        let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+            m.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        });
+        MemoryBudget(total.map(|kb| kb * 1024 / 2).unwrap_or(8 << 30))
+    }
 }
 
 #[cfg(test)]

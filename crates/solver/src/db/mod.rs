@@ -68,17 +68,18 @@ mod verify;
 mod writer;
 
 pub(crate) use build_db::check_request;
-pub use build_db::{build, BuildReport};
+pub use build_db::{build, build_with, BuildReport};
 pub use codec::Codec;
 pub use convert::{convert, ConvertReport};
 pub use database::{Database, LevelInfo};
 pub use dir_lock::{try_lock, LOCK_FILE};
 pub use error::DbError;
+pub use lower::MemoryBudget;
 pub(crate) use progress::PhaseReport;
 pub use progress::{Phase, Progress};
 pub use slice::{build_slice, join_slices, slice_path, JoinReport};
 pub(crate) use verify::levels_in;
-pub use verify::{compare, verify, LevelCheck, LevelComparison, VerifyReport};
+pub use verify::{compare, verify, verify_with, LevelCheck, LevelComparison, VerifyReport};
 
 use crate::board::Board;
 use crate::endgame::Endgame;

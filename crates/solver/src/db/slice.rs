@@ -209,7 +209,16 @@ pub fn build_slice(
             what: "the level is already built: there is nothing to slice".into(),
         });
     }
-    super::build_db::build_levels(dir, rules, level, codec, Some((i, k)), progress, cancel)
+    super::build_db::build_levels(
+        dir,
+        rules,
+        level,
+        codec,
+        Some((i, k)),
+        super::lower::MemoryBudget::default(),
+        progress,
+        cancel,
+    )
 }
 
 /// Joins the `k` slice files of level `level` in `dir` into the level's file, written in

@@ -75,6 +75,26 @@ pub fn verify(
     progress: &(dyn Fn(&Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<VerifyReport, DbError> {
+    verify_with(
+        dir,
+        rules,
+        full,
+        super::lower::MemoryBudget::default(),
+        progress,
+        cancel,
+    )
+}
+
+/// [`verify`] within a memory budget for the lower levels' values when `full` (beyond it they
+/// are held in half a byte each).
+pub fn verify_with(
+    dir: &Path,
+    rules: &Rules,
+    full: bool,
+    memory: super::lower::MemoryBudget,
+    progress: &(dyn Fn(&Progress) + Sync),
+    cancel: &AtomicBool,
+) -> Result<VerifyReport, DbError> {
     let rules = rules.play_rules();
     check_request(dir, &rules, 0)?;
     let ranker = Ranker::new(rules.houses);
@@ -105,7 +125,7 @@ pub fn verify(
             found
                 .iter()
                 .map(|&l| ranker.level_size(l.min(MAX_DB_LEVEL))),
-            super::lower::memory_budget(),
+            memory.0,
         );
     for &l in &found {
         let path = format::level_path(dir, l);
