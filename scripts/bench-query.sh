@@ -18,7 +18,7 @@ KALAH=${KALAH:-target/release/kalah}
 BUDGET=${BUDGET:-60}
 RULES=(--houses 6 --seeds 6 --capture standard)
 if [ ! -x "$KALAH" ]; then
-    cargo build --release -q -p kalah-driver
+    cargo build --release -q -p kalah
 fi
 if [ -z "${DB:-}" ]; then
     DB=data/db/h6-standard-owner-either

@@ -16,7 +16,7 @@ CONNS=${2:-32}
 THREADS=${THREADS:-2}
 command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
 if [ -z "${KALAH:-}" ]; then
-    cargo build --release -q -p kalah-driver --bin kalah
+    cargo build --release -q -p kalah --bin kalah
     KALAH=target/release/kalah
 fi
 work=$(mktemp -d)

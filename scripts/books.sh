@@ -23,7 +23,7 @@ THREADS=${THREADS:-1}
 BOOKS=${BOOKS:-data/books}
 KALAH=${KALAH:-target/release/kalah}
 if [ ! -x "$KALAH" ]; then
-    cargo build --release -q -p kalah-driver
+    cargo build --release -q -p kalah
 fi
 
 flags_of() {

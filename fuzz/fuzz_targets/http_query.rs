@@ -2,7 +2,7 @@
 //! valid rules and at most 255 seeds on the board.
 #![no_main]
 
-use kalah_driver::api::decode_position_query;
+use kalah_api::decode_position_query;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

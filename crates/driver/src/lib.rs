@@ -1,10 +1,9 @@
 //! The search that proves Kalah values over the endgame databases.
 //!
-//! The `kalah` binary is a thin layer over this crate and `kalah-solver`.
+//! The `kalah` program (crate `kalah`) is a thin layer over this crate and `kalah-solver`.
 
 #![warn(missing_docs)]
 
-pub mod api;
 pub mod book;
 pub mod prove;
 pub mod results;

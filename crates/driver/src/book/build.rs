@@ -399,7 +399,7 @@ fn add_plies(
         let before = pending.len();
         let mut waiting = Vec::new();
         for b in pending {
-            match value_from_moves(rules, &b, entries) {
+            match value_by_moves(rules, &b, entries) {
                 Some(v) => set(entries, b, v, "computed")?,
                 None => waiting.push(b),
             }
@@ -417,7 +417,7 @@ fn add_plies(
 
 /// The value of `board` from its moves, when every move leads to the end of the game or to a
 /// position whose exact value is in `entries`.
-fn value_from_moves(
+fn value_by_moves(
     rules: &Rules,
     board: &Board,
     entries: &BTreeMap<Board, (i32, i32)>,

@@ -185,8 +185,8 @@ impl Book {
         };
         let mut checked = 0;
         for (b, lo, hi) in self.iter() {
-            if let Some(from_moves) = books.from_moves(&self.rules, &b) {
-                let (a, z) = from_moves.bounds();
+            if let Some(a) = books.by_moves(&self.rules, &b) {
+                let (a, z) = a.bounds();
                 if a.max(lo) > z.min(hi) {
                     return Err(BookError::Inconsistent(format!(
                         "{b}: the book holds {lo}..{hi} but its moves give {a}..{z}"
@@ -311,16 +311,20 @@ impl Books {
 
     /// Bounds on every move of `board` when each leads to the end of the game or to a board
     /// in the books.
-    fn from_moves(&self, rules: &Rules, board: &Board) -> Option<BookAnswer> {
+    fn by_moves(&self, rules: &Rules, board: &Board) -> Option<BookAnswer> {
         answer_from(rules, board, &|b| self.get(b))
     }
 
-    /// The answer for `board` (the game not over): bounds on every move, when every move
-    /// leads to the end of the game or to a board in the books. The bounds held for the
+    /// The answer for `board` (the game not over): bounds on every move, when the books hold
+    /// the board and every move leads to the end of the game or to a board in the books. The bounds held for the
     /// board itself narrow its moves' upper bounds (no move is worth more than the
     /// position); bounds that contradict each other are an error.
     pub fn answer(&self, rules: &Rules, board: &Board) -> Result<Option<BookAnswer>, BookError> {
-        let Some(mut a) = self.from_moves(rules, board) else {
+        // Only boards a book holds: one whose moves all end the game is no book's answer.
+        if self.get(board).is_none() {
+            return Ok(None);
+        }
+        let Some(mut a) = self.by_moves(rules, board) else {
             return Ok(None);
         };
         if let Some((lo, hi)) = self.get(board) {

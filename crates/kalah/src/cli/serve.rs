@@ -415,7 +415,7 @@ async fn position(
     State(sh): State<Arc<Shared>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    let q = kalah_driver::api::decode_position_query(raw.as_deref().unwrap_or("")).map_err(bad)?;
+    let q = kalah_api::decode_position_query(raw.as_deref().unwrap_or("")).map_err(bad)?;
     let (rules, pos) = (q.rules, q.position);
     let budget = match q.budget_ms {
         None => sh.budget,
