@@ -515,36 +515,12 @@ fn from_book(args: &SolveArgs, rules: &Rules) -> CliResult<bool> {
         v["source"] = json!("book");
         println!("{v}");
     } else {
-        let pos = Position::start(rules);
-        println!("rules: {rules}");
-        println!(
-            "value: {:+} (South's final margin: the first player {}{})",
-            a.value,
-            result_verb(a.value),
-            if a.value == 0 {
-                String::new()
-            } else {
-                format!(" by {}", a.value.abs())
-            }
+        print_answer(
+            rules,
+            args,
+            &a,
+            "principal variation (as far as the book goes)",
         );
-        let best: Vec<String> = b
-            .moves
-            .iter()
-            .filter(|m| m.1 == a.value)
-            .map(|m| (m.0 + 1).to_string())
-            .collect();
-        println!("best opening move(s): {}", best.join(" "));
-        if !a.pv.is_empty() {
-            println!(
-                "principal variation (as far as the book goes): {}",
-                pv_notation(rules, &pos, &a.pv).join(" ")
-            );
-        }
-        if args.all_moves {
-            for &(h, v) in &a.moves {
-                println!("  house {}: {v:+}", h + 1);
-            }
-        }
         println!(
             "source: the opening book in {} ({:.3} s); --no-book proves it again",
             args.books.display(),
@@ -599,7 +575,9 @@ fn finish(bar: &ProgressBar, visible: bool, last: &Option<Progress>) {
     }
 }
 
-fn print_analysis(rules: &Rules, args: &SolveArgs, db: &DbFacts, a: &Analysis) {
+/// The value, best moves, principal variation (labelled `pv_label`) and, with `--all-moves`,
+/// every opening move's value.
+fn print_answer(rules: &Rules, args: &SolveArgs, a: &Analysis, pv_label: &str) {
     let pos = Position::start(rules);
     println!("rules: {rules}");
     match args.goal {
@@ -628,16 +606,17 @@ fn print_analysis(rules: &Rules, args: &SolveArgs, db: &DbFacts, a: &Analysis) {
         .collect();
     println!("best opening move(s): {}", best.join(" "));
     if !a.pv.is_empty() {
-        println!(
-            "principal variation: {}",
-            pv_notation(rules, &pos, &a.pv).join(" ")
-        );
+        println!("{pv_label}: {}", pv_notation(rules, &pos, &a.pv).join(" "));
     }
     if args.all_moves {
         for &(h, v) in &a.moves {
             println!("  house {}: {v:+}", h + 1);
         }
     }
+}
+
+fn print_analysis(rules: &Rules, args: &SolveArgs, db: &DbFacts, a: &Analysis) {
+    print_answer(rules, args, a, "principal variation");
     println!(
         "nodes: {} in {:.3} s ({:.2} Mnodes/s){}",
         a.nodes,

@@ -190,24 +190,7 @@ pub fn run(args: &VerifyArgs) -> CliResult {
     for k in todo {
         let rules = k.rules()?;
         let goal = k.goal()?;
-        let dir = match &args.db_root {
-            Some(root) => root.join(rules.slug()),
-            None => default_db_dir(&rules),
-        };
-        let endgame = if dir.is_dir() {
-            open_endgame(Some(&dir), &rules, false, None, None)?
-        } else {
-            None
-        };
-        let mut config = SearchConfig {
-            tt_mb: args.tt_mb,
-            endgame,
-            ..SearchConfig::default()
-        };
-        if let Some(t) = args.threads {
-            config.threads = t.max(1);
-        }
-        let search = Search::new(rules, config);
+        let search = search_for(args, &rules)?;
         bar.set_message(format!(
             "{}x{} {}",
             rules.houses, rules.seeds, rules.capture
@@ -274,6 +257,29 @@ pub fn run(args: &VerifyArgs) -> CliResult {
     Ok(())
 }
 
+/// A fresh search for `rules` over its database under `--db-root` (or the default one) when
+/// there is one.
+fn search_for(args: &VerifyArgs, rules: &Rules) -> CliResult<Search> {
+    let dir = match &args.db_root {
+        Some(root) => root.join(rules.slug()),
+        None => default_db_dir(rules),
+    };
+    let endgame = if dir.is_dir() {
+        open_endgame(Some(&dir), rules, false, None, None)?
+    } else {
+        None
+    };
+    let mut config = SearchConfig {
+        tt_mb: args.tt_mb,
+        endgame,
+        ..SearchConfig::default()
+    };
+    if let Some(t) = args.threads {
+        config.threads = t.max(1);
+    }
+    Ok(Search::new(*rules, config))
+}
+
 /// Checks every book in `--books`: each entry against its moves, and `--book-sample` exact
 /// entries of the class's size against fresh searches. Returns (entries searched, disagreeing).
 fn verify_books(args: &VerifyArgs) -> CliResult<(usize, usize)> {
@@ -309,24 +315,7 @@ fn verify_books(args: &VerifyArgs) -> CliResult<(usize, usize)> {
             chosen.push(pool.swap_remove(i));
         }
         for (board, v) in chosen {
-            let dir = match &args.db_root {
-                Some(root) => root.join(rules.slug()),
-                None => default_db_dir(&rules),
-            };
-            let endgame = if dir.is_dir() {
-                open_endgame(Some(&dir), &rules, false, None, None)?
-            } else {
-                None
-            };
-            let mut config = SearchConfig {
-                tt_mb: args.tt_mb,
-                endgame,
-                ..SearchConfig::default()
-            };
-            if let Some(t) = args.threads {
-                config.threads = t.max(1);
-            }
-            let a = Search::new(rules, config)
+            let a = search_for(args, &rules)?
                 .analyse(&board, false, Goal::Exact, &|_| {}, cancel_flag())
                 .map_err(search_error)?;
             let ok = a.value == v;
