@@ -299,10 +299,14 @@ fn print_text(pos: &Position, answer: &Answer) {
         } else {
             "the search's budget ran out; --budget SECS for more"
         };
-        println!(
-            "value for {who} (to move): between {:+} and {upper:+} ({why})",
-            answer.value
-        );
+        if answer.value == *upper {
+            println!("value for {who} (to move): {upper:+} ({why}; some moves have bounds only)");
+        } else {
+            println!(
+                "value for {who} (to move): between {:+} and {upper:+} ({why})",
+                answer.value
+            );
+        }
         for (&(h, lo), &hi) in answer.moves.iter().zip(uppers) {
             if lo == hi {
                 println!("  house {}: {lo:+}", h + 1);
