@@ -11,12 +11,13 @@
 # KALAH (default target/release/kalah), BOOKS (default data/books). A stopped build goes on
 # from its .partial file when run again.
 #
-# The committed books: PLIES="6x3:5 6x4:2" for kalah and empty, "6x3:5" for brio and russian,
-# "6x3:2" for no-capture (its positions take seconds each: plies 5 would take hours).
+# The committed books are what the defaults make: 6 plies for 6x3 and 2 for 6x4, but for the
+# no-capture game (PLIES_NO_CAPTURE) 2 plies of 6x3 only: its positions take seconds each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PLIES=${PLIES:-"6x3:5"}
+PLIES=${PLIES:-"6x3:6 6x4:2"}
+PLIES_NO_CAPTURE=${PLIES_NO_CAPTURE:-"6x3:2"}
 BOARDS=${BOARDS:-"6x3 6x4 6x5 6x6"}
 RULE_SETS=${RULE_SETS:-"kalah empty brio russian no-capture"}
 THREADS=${THREADS:-1}
@@ -38,8 +39,11 @@ flags_of() {
 }
 
 plies_of() {
-    local p
-    for p in $PLIES; do
+    local p list=$PLIES
+    if [ "$2" = no-capture ]; then
+        list=$PLIES_NO_CAPTURE
+    fi
+    for p in $list; do
         if [ "${p%%:*}" = "$1" ]; then
             echo "${p#*:}"
             return
@@ -51,7 +55,7 @@ plies_of() {
 for set in $RULE_SETS; do
     for board in $BOARDS; do
         seeds=${board#6x}
-        plies=$(plies_of "$board")
+        plies=$(plies_of "$board" "$set")
         name="$set $board (plies $plies)"
         # shellcheck disable=SC2046
         out=$(mktemp)
