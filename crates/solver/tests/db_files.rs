@@ -463,10 +463,8 @@ fn reading_in_place_levels_into_the_page_cache_and_locking_them_changes_no_value
                     rlim_max: 0,
                 };
                 // SAFETY: `getrlimit` writes one `rlimit` into the value given.
-                assert_eq!(
-                    unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) },
-                    0
-                );
+                let r = unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) };
+                assert_eq!(r, 0);
                 assert!(
                     lim.rlim_cur < bytes,
                     "refused under a limit of {}: {e}",

@@ -321,9 +321,10 @@ fn available_bytes(dir: &Path) -> Option<u64> {
     {
         use std::os::unix::ffi::OsStrExt;
         let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-        // SAFETY: statvfs writes into the zeroed struct it is given; `c` is a valid C string
-        // that outlives the call.
+        // SAFETY: `statvfs` is plain old data (integers only), for which all zeroes is a value.
         let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: statvfs writes into the struct it is given; `c` is a valid C string that
+        // outlives the call.
         let r = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
         (r == 0).then(|| st.f_bavail as u64 * st.f_frsize as u64)
     }
