@@ -180,12 +180,9 @@ impl Book {
     /// the game) has the bounds its moves give: the best move's. Returns how many boards
     /// were checked.
     pub fn check_consistent(&self) -> Result<usize, BookError> {
-        let books = Books {
-            books: vec![self.clone()],
-        };
         let mut checked = 0;
         for (b, lo, hi) in self.iter() {
-            if let Some(a) = books.by_moves(&self.rules, &b) {
+            if let Some(a) = answer_from(&self.rules, &b, &|x| self.get(x)) {
                 let (a, z) = a.bounds();
                 if a.max(lo) > z.min(hi) {
                     return Err(BookError::Inconsistent(format!(
@@ -321,25 +318,23 @@ impl Books {
     /// position); bounds that contradict each other are an error.
     pub fn answer(&self, rules: &Rules, board: &Board) -> Result<Option<BookAnswer>, BookError> {
         // Only boards a book holds: one whose moves all end the game is no book's answer.
-        if self.get(board).is_none() {
+        let Some((lo, hi)) = self.get(board) else {
             return Ok(None);
-        }
+        };
         let Some(mut a) = self.by_moves(rules, board) else {
             return Ok(None);
         };
-        if let Some((lo, hi)) = self.get(board) {
-            let (x, y) = a.bounds();
-            if x > hi || y < lo {
-                return Err(BookError::Inconsistent(format!(
-                    "{board}: the opening book holds {lo}..{hi} but its moves give {x}..{y}"
-                )));
-            }
-            for m in &mut a.moves {
-                m.2 = m.2.min(hi);
-            }
-            a.lower = x.max(lo);
-            a.upper = y.min(hi);
+        let (x, y) = a.bounds();
+        if x > hi || y < lo {
+            return Err(BookError::Inconsistent(format!(
+                "{board}: the opening book holds {lo}..{hi} but its moves give {x}..{y}"
+            )));
         }
+        for m in &mut a.moves {
+            m.2 = m.2.min(hi);
+        }
+        a.lower = x.max(lo);
+        a.upper = y.min(hi);
         Ok(Some(a))
     }
 
