@@ -7,8 +7,8 @@
 //! - A [`Model`] holds, for each context that occurs in the level, frequencies summing to
 //!   `1 << scale_bits` over the symbols that follow it ([`SCALE_BITS`] by default).
 //! - Coding: [`STREAMS`] interleaved rANS states of 32 bits (value `i` of a block uses state
-//!   `i % STREAMS`), renormalised 16 bits at a time (`x` stays in `[2^16, 2^32)`), encoded
-//!   last value first, so that decoding runs forward.
+//!   `i % STREAMS`), renormalised 16 bits at a time (`x` stays in `[2^16, 2^32)`; the steps of
+//!   `rans_coder.rs`), encoded last value first, so that decoding runs forward.
 //! - A block: the `STREAMS` states the decoder starts from (`u32` each), then the 16-bit
 //!   renormalisation words in the order the decoder reads them (`u16` each); little-endian.
 //!   The encoder starts every state at `2^16`: the decoder checks that it ends there, having
@@ -24,14 +24,16 @@
 //! 375 M/s but 0.15-0.3 points larger); a probe of a random value takes 7.5 us on average.
 //! 13 or 14 bits of scale save nothing measurable and decode slower.
 
+use super::rans_coder::{
+    decode_step, encode_step, normalize, renormalize, slot, word_at, ModelReader, RANS_L,
+};
+
 /// The default precision of the frequency tables: frequencies sum to `1 << SCALE_BITS`.
 pub(crate) const SCALE_BITS: u32 = 12;
 /// The precisions [`Model::from_bytes`] accepts.
 pub(crate) const SCALE_RANGE: std::ops::RangeInclusive<u32> = 12..=14;
 /// Interleaved rANS states per block.
 pub(crate) const STREAMS: usize = 2;
-/// The lower bound of a normalised state, and the initial (and final) state of each stream.
-pub(crate) const RANS_L: u32 = 1 << 16;
 /// Bytes of the states at the start of a block.
 pub(crate) const STATE_BYTES: usize = 4 * STREAMS;
 
@@ -59,156 +61,6 @@ impl std::fmt::Debug for Model {
             .field("scale_bits", &self.scale_bits)
             .field("contexts", &self.tables.len())
             .finish()
-    }
-}
-
-/// Frequencies summing to `1 << scale_bits` for the symbols of `counts` that occur (each
-/// gets at least 1), close to proportional (the greedy fix-up after rounding uses the
-/// marginal cost `count / (freq ± 1/2)`, in integers, so the result is the same everywhere).
-pub(crate) fn normalize(counts: &[u64; 256], scale_bits: u32) -> Vec<(u8, u16)> {
-    let m = 1u64 << scale_bits;
-    let syms: Vec<(u8, u64)> = counts
-        .iter()
-        .enumerate()
-        .filter(|&(_, &c)| c > 0)
-        .map(|(s, &c)| (s as u8, c))
-        .collect();
-    if syms.is_empty() {
-        return Vec::new();
-    }
-    assert!(syms.len() as u64 <= m, "more symbols than slots");
-    let total: u128 = syms.iter().map(|&(_, c)| c as u128).sum();
-    let mut f: Vec<u64> = syms
-        .iter()
-        .map(|&(_, c)| ((c as u128 * m as u128 + total / 2) / total).max(1) as u64)
-        .collect();
-    let mut sum: u64 = f.iter().sum();
-    // c_i / (2 f_i + d) > c_j / (2 f_j + d), exactly.
-    let better = |i: usize, j: usize, f: &[u64], d: i64| {
-        let (ci, cj) = (syms[i].1 as u128, syms[j].1 as u128);
-        let (di, dj) = ((2 * f[i] as i64 + d) as u128, (2 * f[j] as i64 + d) as u128);
-        ci * dj > cj * di
-    };
-    while sum < m {
-        // The symbol that gains most from one more slot.
-        let mut best = 0;
-        for i in 1..f.len() {
-            if better(i, best, &f, 1) {
-                best = i;
-            }
-        }
-        f[best] += 1;
-        sum += 1;
-    }
-    while sum > m {
-        // The symbol that loses least from one slot fewer (keeping at least one).
-        let mut best = usize::MAX;
-        for i in 0..f.len() {
-            if f[i] > 1 && (best == usize::MAX || better(best, i, &f, -1)) {
-                best = i;
-            }
-        }
-        f[best] -= 1;
-        sum -= 1;
-    }
-    syms.iter()
-        .zip(&f)
-        .map(|(&(s, _), &f)| (s, f as u16))
-        .collect()
-}
-
-/// Reads the little-endian `u16` at `at`, or 0 past the end.
-#[inline(always)]
-pub(crate) fn word_at(data: &[u8], at: usize) -> u32 {
-    match data.get(at..at + 2) {
-        Some(b) => u16::from_le_bytes([b[0], b[1]]) as u32,
-        None => 0,
-    }
-}
-
-/// Reads a serialised model (of this codec or the grid's), every field checked.
-pub(crate) struct ModelReader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> ModelReader<'a> {
-    pub(crate) fn new(bytes: &'a [u8]) -> ModelReader<'a> {
-        ModelReader { bytes, at: 0 }
-    }
-
-    /// The next `n` bytes (`what` names them in the error).
-    pub(crate) fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
-        let at = self.at;
-        let b = self
-            .bytes
-            .get(at..at + n)
-            .ok_or_else(|| format!("model truncated at byte {at} ({what})"))?;
-        self.at += n;
-        Ok(b)
-    }
-
-    /// A LEB128 varint of at most 4 bytes, written no longer than needed (`what` names it in
-    /// the error).
-    pub(crate) fn varint(&mut self, what: &str) -> Result<u32, String> {
-        let at = self.at;
-        let mut x = 0u32;
-        for i in 0..4 {
-            let b = self.take(1, what)?[0];
-            x |= ((b & 0x7f) as u32) << (7 * i);
-            if b & 0x80 == 0 {
-                if i > 0 && b == 0 {
-                    return Err(format!(
-                        "model byte {at}: {what} written longer than needed"
-                    ));
-                }
-                return Ok(x);
-            }
-        }
-        Err(format!("model byte {at}: {what} runs past 4 bytes"))
-    }
-
-    /// The frequency table of context `ctx`: `n` (symbol u8, frequency u16) pairs, symbols
-    /// increasing and at most `top`, frequencies at least 1 and summing to `scale`.
-    pub(crate) fn symbols(
-        &mut self,
-        ctx: u32,
-        n: u32,
-        top: u32,
-        scale: u32,
-    ) -> Result<Vec<(u8, u16)>, String> {
-        let mut syms = Vec::with_capacity(n as usize);
-        let mut sum = 0u32;
-        let mut prev = None;
-        for _ in 0..n {
-            let b = self.take(3, "symbol")?;
-            let (s, f) = (b[0] as u32, u16::from_le_bytes([b[1], b[2]]) as u32);
-            if s > top || prev.is_some_and(|p| s <= p) {
-                return Err(format!(
-                    "model context {ctx}: symbol {s} out of range or out of order"
-                ));
-            }
-            prev = Some(s);
-            if f == 0 {
-                return Err(format!("model context {ctx}: symbol {s} has frequency 0"));
-            }
-            sum += f;
-            syms.push((s as u8, f as u16));
-        }
-        if sum != scale {
-            return Err(format!(
-                "model context {ctx}: frequencies sum to {sum}, not {scale}"
-            ));
-        }
-        Ok(syms)
-    }
-
-    /// An error if bytes are left over.
-    pub(crate) fn finish(&self) -> Result<(), String> {
-        match self.bytes.len() - self.at {
-            0 => Ok(()),
-            left => Err(format!("{left} trailing bytes after the model")),
-        }
     }
 }
 
@@ -421,12 +273,7 @@ impl Model {
                 "value {} after context {ctx} is not in the model",
                 values[i]
             );
-            let x = &mut xs[i % STREAMS];
-            if *x as u64 >= (f as u64) << (32 - S) {
-                words.push(*x as u16);
-                *x >>= 16;
-            }
-            *x = ((*x / f) << S) + *x % f + cum;
+            encode_step::<S>(&mut xs[i % STREAMS], f, cum, &mut words);
         }
         out.reserve(STATE_BYTES + 2 * words.len());
         for x in xs {
@@ -460,18 +307,14 @@ impl Model {
     #[inline(always)]
     fn step<const S: u32>(&self, d: &mut Dec<'_>, j: usize, ctx: u8) -> u8 {
         let x = d.x[j];
-        let slot = x & ((1 << S) - 1);
-        let s = self.slots[((ctx as usize) << S) | slot as usize];
+        let s = self.slots[((ctx as usize) << S) | slot::<S>(x) as usize];
         let e = self.fc[ctx as usize][s as usize];
-        let x = (e & 0xffff)
-            .wrapping_mul(x >> S)
-            .wrapping_add(slot)
-            .wrapping_sub(e >> 16);
-        // Branch-free refill: the refills follow the data, which no predictor can guess.
-        let w = word_at(d.data, d.pos);
-        let refill = (x < RANS_L) as u32;
-        d.x[j] = (x << (16 * refill)) | (w & refill.wrapping_neg());
-        d.pos += 2 * refill as usize;
+        let (x, used) = renormalize(
+            decode_step::<S>(x, e & 0xffff, e >> 16),
+            word_at(d.data, d.pos),
+        );
+        d.x[j] = x;
+        d.pos += used;
         s
     }
 
