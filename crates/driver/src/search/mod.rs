@@ -43,6 +43,9 @@ pub struct SearchConfig {
     /// `Some(s)`: the table starts at `s` MiB (0: one bucket) and doubles with the search up
     /// to `tt_mb` MiB ([`tt::Table::growing`]); `None`: it takes all of `tt_mb` at once.
     pub tt_grow: Option<usize>,
+    /// Ask the system to back the table with huge pages (Linux, a hint; see
+    /// [`tt::Table::new`]). Off, only the speed changes, never the values or the nodes.
+    pub tt_huge_pages: bool,
     /// Threads searching at once (at least 1).
     pub threads: usize,
     /// Exact values for small boards: every board with at most `max_seeds()` seeds is a leaf.
@@ -65,6 +68,9 @@ pub struct SearchConfig {
     /// The depths of the depth-limited searches before the exact one: (first, step, last);
     /// a step of 0 searches exactly at once.
     pub deepening: (u32, u32, u32),
+    /// Log every probe of the root's MTD(f) on stderr (thread, depth, window, result, nodes,
+    /// bounds): for experiments.
+    pub trace: bool,
 }
 
 impl Default for SearchConfig {
@@ -72,6 +78,7 @@ impl Default for SearchConfig {
         SearchConfig {
             tt_mb: 256,
             tt_grow: None,
+            tt_huge_pages: true,
             threads: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1),
@@ -83,6 +90,7 @@ impl Default for SearchConfig {
             checkpoint_min_work: 8,
             guess: None,
             deepening: (5, 3, 17),
+            trace: false,
         }
     }
 }
@@ -405,9 +413,14 @@ impl Search {
                 table: if config.tt_mb == 0 {
                     Table::with_buckets(1)
                 } else if let Some(start) = config.tt_grow {
-                    Table::growing(start, config.tt_mb, tt::nodes_per_entry(rules.houses, leaf))
+                    Table::growing(
+                        start,
+                        config.tt_mb,
+                        tt::nodes_per_entry(rules.houses, leaf),
+                        config.tt_huge_pages,
+                    )
                 } else {
-                    Table::new(config.tt_mb)
+                    Table::new(config.tt_mb, config.tt_huge_pages)
                 },
                 leaves: tt::LeafCache::new(
                     if config
@@ -1098,6 +1111,7 @@ impl Search {
         let state = Mutex::new((plan, first_probe));
         sh.odometer.clear();
         sh.epoch.fetch_add(1, Relaxed);
+        let trace = self.config.trace;
         let run = |id: usize| {
             let mut w = Worker::new(sh);
             loop {
@@ -1156,7 +1170,7 @@ impl Search {
                         plan.start_exact();
                     }
                 }
-                if trace() {
+                if trace {
                     eprintln!(
                         "thread {id} depth {depth} probe {gamma} -> {r} ({} nodes, bounds [{}, {}])",
                         sh.nodes.load(Relaxed) + w.pending(),
@@ -1216,11 +1230,6 @@ impl Plan {
             self.g = k;
         }
     }
-}
-
-/// `KALAH_TRACE` set: probes are logged on stderr (for experiments).
-fn trace() -> bool {
-    std::env::var_os("KALAH_TRACE").is_some()
 }
 
 #[cfg(test)]

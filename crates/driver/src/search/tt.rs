@@ -175,18 +175,19 @@ pub fn key(board: &Board) -> u64 {
 /// A table made ahead by [`prepare`], for the next [`Table::new`] of its size.
 static READY: Mutex<Option<Table>> = Mutex::new(None);
 
-/// Maps the table that the next [`Table::new`]`(mb)` of this process will return, and starts
-/// faulting it in: called before the database opens, the system's zeroing of the table's pages
-/// runs while the database is read instead of during the search.
-pub fn prepare(mb: usize) {
-    let t = Table::with_buckets(Table::buckets_for(mb));
+/// Maps the table that the next [`Table::new`]`(mb, huge_pages)` of this process will return,
+/// and starts faulting it in: called before the database opens, the system's zeroing of the
+/// table's pages runs while the database is read instead of during the search. `huge_pages`:
+/// as in [`Table::new`].
+pub fn prepare(mb: usize, huge_pages: bool) {
+    let t = Table::fixed(Table::buckets_for(mb), huge_pages);
     *READY.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
 }
 
 /// The table.
 pub struct Table {
     /// Anonymous memory (zeroed by the system, huge pages asked for where available), shared
-    /// with the thread that faults it in (see [`Table::with_buckets`]).
+    /// with the thread that faults it in (see [`Table::fixed`]).
     map: Arc<memmap2::MmapMut>,
     /// Words of the whole map (the largest size).
     len: usize,
@@ -199,17 +200,21 @@ pub struct Table {
     noted: AtomicU64,
     /// A table that grows doubles when `noted` passes this many nodes per entry held.
     nodes_per_entry: u64,
+    /// Whether huge pages were asked for (see [`Table::new`]).
+    huge_pages: bool,
 }
 
 impl Table {
     /// A table of at most `mb` MiB (at least one bucket), the bucket count a power of two: the
-    /// one [`prepare`] made for this size, if it did, or a new one.
-    pub fn new(mb: usize) -> Table {
+    /// one [`prepare`] made for this size, if it did, or a new one. `huge_pages`: ask the
+    /// system to back the table with huge pages (Linux; only a hint): fewer TLB misses on a
+    /// large table. Turning it off changes the speed only, never what the search finds.
+    pub fn new(mb: usize, huge_pages: bool) -> Table {
         let buckets = Table::buckets_for(mb);
         let mut ready = READY.lock().unwrap_or_else(|e| e.into_inner());
         match ready.take() {
-            Some(t) if t.max_mask + 1 == buckets => t,
-            _ => Table::with_buckets(buckets),
+            Some(t) if t.max_mask + 1 == buckets && t.huge_pages == huge_pages => t,
+            _ => Table::fixed(buckets, huge_pages),
         }
     }
 
@@ -231,8 +236,8 @@ impl Table {
     /// Entries whose bucket moves when the table doubles are copied to their new bucket (by
     /// the thread that doubled it, while the others search on; a board looked up before its
     /// entry is copied is only a miss). The memory is mapped at the largest size from the
-    /// start, so the table never moves.
-    pub fn growing(start_mb: usize, mb: usize, nodes_per_entry: u64) -> Table {
+    /// start, so the table never moves. `huge_pages`: as in [`Table::new`].
+    pub fn growing(start_mb: usize, mb: usize, nodes_per_entry: u64, huge_pages: bool) -> Table {
         let max = Table::buckets_for(mb);
         let start = if start_mb == 0 {
             1
@@ -241,23 +246,29 @@ impl Table {
         };
         Table {
             nodes_per_entry: nodes_per_entry.max(1),
-            ..Table::make(max, start, false)
+            ..Table::make(max, start, false, huge_pages)
         }
     }
 
     /// A table of exactly `buckets` buckets (a power of two), for tests of replacement.
     pub fn with_buckets(buckets: usize) -> Table {
-        Table::make(buckets, buckets, true)
+        Table::fixed(buckets, true)
     }
 
-    fn make(buckets: usize, start: usize, prefault: bool) -> Table {
+    /// A table of exactly `buckets` buckets, all in use from the start, faulted in by a
+    /// thread of its own when it is large.
+    fn fixed(buckets: usize, huge_pages: bool) -> Table {
+        Table::make(buckets, buckets, true, huge_pages)
+    }
+
+    fn make(buckets: usize, start: usize, prefault: bool, huge_pages: bool) -> Table {
         assert!(buckets.is_power_of_two());
         let len = buckets * WAYS * 2;
         let map = memmap2::MmapMut::map_anon(len * 8).expect("cannot map memory for the table");
         #[cfg(target_os = "linux")]
         {
             // Fewer TLB misses on a large table; only a hint.
-            if std::env::var_os("KALAH_NO_HUGE").is_none() {
+            if huge_pages {
                 let _ = map.advise(memmap2::Advice::HugePage);
             }
         }
@@ -289,6 +300,7 @@ impl Table {
             max_mask: buckets - 1,
             noted: AtomicU64::new(0),
             nodes_per_entry: 1,
+            huge_pages,
         }
     }
 
@@ -715,7 +727,7 @@ mod tests {
         assert_eq!(nodes_per_entry(6, 30), 16);
         assert_eq!(nodes_per_entry(4, 30), 1);
         // 16 MiB (1 Mi entries) doubles after 16 Mi nodes, not after 1 Mi.
-        let t = Table::growing(GROW_START_MB, 64, 16);
+        let t = Table::growing(GROW_START_MB, 64, 16, true);
         t.note_nodes(16 << 20);
         assert_eq!(t.bytes_in_use(), 16 << 20);
         t.note_nodes(1);
@@ -725,7 +737,7 @@ mod tests {
     #[test]
     fn a_growing_table_keeps_its_entries_as_it_doubles() {
         // 16 MiB at first (1 Mi entries), at most 64.
-        let t = Table::growing(GROW_START_MB, 64, 1);
+        let t = Table::growing(GROW_START_MB, 64, 1, true);
         assert_eq!((t.bytes(), t.bytes_in_use()), (64 << 20, 16 << 20));
         let keys: Vec<u64> = (1..=50_000u64).map(|i| mix(i) | 1).collect();
         let entry = |i: usize| Entry::proven(-(i as i32 % 9), 7, (i % 6) as u8, 2);
@@ -760,7 +772,7 @@ mod tests {
         // Stale copies left in an old bucket give way to new entries: fill bucket 0 of a
         // small table with boards that move when it doubles, double it, then store four
         // boards that stay in bucket 0: all four are kept.
-        let s = Table::make(4, 1, false);
+        let s = Table::make(4, 1, false, true);
         let moving: Vec<u64> = (0..4u64).map(|i| (i << 40) | (1 << 20)).collect();
         for &k in &moving {
             s.store(k, Entry::proven(2, 2, 0, 30));
@@ -777,7 +789,7 @@ mod tests {
         assert!(moving.iter().all(|&k| s.probe(k).is_some()));
 
         // `reserve` grows before a load; a fixed table never grows.
-        let r = Table::growing(GROW_START_MB, 256, 1);
+        let r = Table::growing(GROW_START_MB, 256, 1, false);
         r.reserve(3_000_000);
         assert_eq!(r.bytes_in_use(), 64 << 20);
         let f = Table::with_buckets(1 << 10);
@@ -789,8 +801,8 @@ mod tests {
     #[test]
     fn a_prepared_table_is_empty_and_keeps_stores_made_while_it_faults_in() {
         // One test touches the prepared table of the process, so no other test races it.
-        prepare(64);
-        let t = Table::new(64);
+        prepare(64, true);
+        let t = Table::new(64, true);
         assert_eq!(t.bytes(), 64 << 20);
         // Stored at once, beside the thread that faults the pages in: none is lost.
         let keys: Vec<u64> = (1..=20_000u64).map(|i| mix(i) | 1).collect();
@@ -807,10 +819,16 @@ mod tests {
             );
         }
         // The prepared table is used once; another size, or a second call, gets a new one.
-        prepare(32);
-        let other = Table::new(64);
+        prepare(32, true);
+        let other = Table::new(64, true);
         assert!(keys.iter().all(|&k| other.probe(k).is_none()));
-        let same = Table::new(32);
+        let same = Table::new(32, true);
         assert!(keys.iter().all(|&k| same.probe(k).is_none()));
+        // A prepared table is not taken by a table that asks otherwise for huge pages.
+        prepare(32, true);
+        let plain = Table::new(32, false);
+        assert!(!plain.huge_pages);
+        let prepared = Table::new(32, true);
+        assert!(prepared.huge_pages);
     }
 }

@@ -112,6 +112,10 @@ pub struct RunArgs {
     /// loses at most that much of it (0: after every unit). It is always saved at the end.
     #[arg(long, default_value_t = 1800, value_name = "SECS")]
     pub table_every: u64,
+    /// Do not ask for huge pages for the transposition table (they save TLB misses; without
+    /// them only the speed changes). For experiments.
+    #[arg(long, hide = true)]
+    pub tt_no_huge_pages: bool,
 }
 
 /// Arguments of `kalah prove status`.
@@ -185,9 +189,11 @@ fn search_for(
     endgame: Option<Arc<dyn Endgame>>,
     tt_mb: Option<usize>,
     threads: Option<usize>,
+    huge_pages: bool,
 ) -> Search {
     let mut c = SearchConfig {
         tt_mb: tt_mb.unwrap_or_else(default_tt_mb),
+        tt_huge_pages: huge_pages,
         endgame,
         ..SearchConfig::default()
     };
@@ -265,7 +271,7 @@ fn prove_search(
     // The table's memory is faulted in while the database opens.
     let mb = tt_mb.or(args.tt_mb).unwrap_or_else(default_tt_mb);
     if mb > 0 {
-        kalah_driver::search::tt::prepare(mb);
+        kalah_driver::search::tt::prepare(mb, !args.tt_no_huge_pages);
     }
     let endgame = open_endgame(
         args.database.db.as_deref(),
@@ -279,7 +285,13 @@ fn prove_search(
         }),
     )?;
     let db_seeds = endgame.as_ref().map(|e| e.max_seeds()).unwrap_or(0);
-    let search = search_for(rules, endgame, Some(mb), args.threads);
+    let search = search_for(
+        rules,
+        endgame,
+        Some(mb),
+        args.threads,
+        !args.tt_no_huge_pages,
+    );
     Ok((search, db_seeds, worker_name()))
 }
 
@@ -592,7 +604,7 @@ fn status(args: &StatusArgs) -> CliResult {
     let contents = ledger::read(&args.dir).map_err(CliError::failure)?;
     let rules = contents.header.rules;
     let endgame = endgame_for(args.db.as_deref(), &rules, true, false)?;
-    let search = search_for(&rules, endgame, Some(16), Some(1));
+    let search = search_for(&rules, endgame, Some(16), Some(1), true);
     let mut units = Vec::new();
     let mut answers = Vec::new();
     let mut opening_thresholds = Vec::new();
@@ -768,7 +780,7 @@ fn check(args: &CheckArgs) -> CliResult {
         );
     }
     let endgame = endgame_for(args.db.as_deref(), &rules, false, show_progress(args.json))?;
-    let search = search_for(&rules, endgame, args.tt_mb, args.threads);
+    let search = search_for(&rules, endgame, args.tt_mb, args.threads, true);
     let proven: Vec<usize> = contents
         .records
         .iter()

@@ -102,6 +102,14 @@ pub struct SolveArgs {
     /// Stop after this many nodes, as if interrupted (saving the checkpoint).
     #[arg(long, value_name = "N")]
     pub node_limit: Option<u64>,
+    /// Do not ask for huge pages for the transposition table (they save TLB misses; without
+    /// them only the speed changes). For experiments.
+    #[arg(long, hide = true)]
+    pub tt_no_huge_pages: bool,
+    /// Log every probe of the search (thread, depth, window, result, nodes, bounds) on
+    /// stderr. For experiments.
+    #[arg(long, hide = true)]
+    pub trace: bool,
 }
 
 /// Opens the endgame database in `dir` for `rules` (without `dir`, the default directory
@@ -238,6 +246,8 @@ fn config(args: &SolveArgs, endgame: Option<Arc<dyn Endgame>>) -> SearchConfig {
         node_limit: args.node_limit,
         checkpoint: args.checkpoint.clone(),
         checkpoint_every: Duration::from_secs(args.checkpoint_every.max(1)),
+        tt_huge_pages: !args.tt_no_huge_pages,
+        trace: args.trace,
         ..SearchConfig::default()
     };
     if let Some(t) = args.threads {
