@@ -16,8 +16,9 @@ shift $(( $# < 2 ? $# : 2 ))
 RULES=("$@")
 BUILD_FLAGS=()
 if [[ -n "${CODEC:-}" ]]; then BUILD_FLAGS=(--codec "$CODEC"); fi
-cargo build --release -q
+cargo build --release -q -p kalah -p probe-bench
 BIN=target/release/kalah
+PROBE=target/release/probe-bench
 OUT=$(mktemp -d)
 trap '[[ $KEEP == 1 ]] || rm -rf "$DIR"; rm -rf "$OUT"' EXIT
 
@@ -61,7 +62,7 @@ echo "== probes (random boards of level $UPTO)"
 sync
 echo 3 >/proc/sys/vm/drop_caches 2>/dev/null && echo "   (page cache dropped)" || true
 T0=$(date +%s%N)
-"$BIN" db bench-probe --dir "$DIR" --count 1 "${RULES[@]}" >"$OUT/cold.json"
+"$PROBE" --dir "$DIR" --count 1 "${RULES[@]}" >"$OUT/cold.json"
 T1=$(date +%s%N)
 python3 - "$OUT/cold.json" "$(( (T1 - T0) / 1000 ))" <<'PY'
 import json, sys
@@ -72,7 +73,7 @@ PY
 # Warm: the level files in the page cache (as after any earlier use of the database), so that
 # the figures are those of the probes, not of the disk.
 cat "$DIR"/*.kdb >/dev/null
-"$BIN" db bench-probe --dir "$DIR" --count 200000 "${RULES[@]}" >"$OUT/warm.json"
+"$PROBE" --dir "$DIR" --count 200000 "${RULES[@]}" >"$OUT/warm.json"
 python3 - "$OUT/warm.json" <<'PY'
 import json, sys
 w = json.load(open(sys.argv[1]))

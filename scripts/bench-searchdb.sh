@@ -24,8 +24,9 @@ stored=${2:-}
 capture=${CAPTURE:-empty}
 command -v jq >/dev/null || { echo "bench-searchdb.sh needs jq (apt-get install jq)" >&2; exit 1; }
 [[ -x /usr/bin/time ]] || { echo "bench-searchdb.sh needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
-cargo build --release --quiet
+cargo build --release --quiet -p kalah -p probe-bench
 kalah=target/release/kalah
+probe=target/release/probe-bench
 rules=(--houses 6 --capture "$capture")
 
 echo "== size of $search"
@@ -36,10 +37,10 @@ echo "== size of $search"
     "all levels: \(.bytes) bytes"'
 
 echo "== open and probe (top level, $((${PROBES:-1000000})) random boards, one untimed pass first)"
-"$kalah" db bench-probe "${rules[@]}" --dir "$search" --count 1 >/dev/null # page in headers
-"$kalah" db bench-probe "${rules[@]}" --dir "$search" --count "${PROBES:-1000000}" --warm | jq -r '
+"$probe" "${rules[@]}" --dir "$search" --count 1 >/dev/null # page in headers
+"$probe" "${rules[@]}" --dir "$search" --count "${PROBES:-1000000}" --warm | jq -r '
   "open \(.open_ms * 1000 | round / 1000) ms; warm probe median \(.median_us * 1000 | round) ns (per-probe clock), mean \(.mean_ns | round) ns (pass timed whole), p99 \(.p99_us * 1000 | round) ns"'
-"$kalah" db bench-probe "${rules[@]}" --dir "$search" --count "${PROBES:-1000000}" --warm --huge-pages | jq -r '
+"$probe" "${rules[@]}" --dir "$search" --count "${PROBES:-1000000}" --warm --huge-pages | jq -r '
   "read again in \(.read_s * 10 | round / 10) s, \(.huge_page_bytes // 0) of \(.read_bytes) bytes mapped in huge pages: warm probe median \(.median_us * 1000 | round) ns, mean \(.mean_ns | round) ns, p99 \(.p99_us * 1000 | round) ns"'
 
 timing=$(mktemp); err=$(mktemp); trap 'rm -f "$timing" "$err"' EXIT

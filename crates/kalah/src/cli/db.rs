@@ -37,9 +37,6 @@ pub enum DbCommand {
     /// Compare the values of every level two databases both hold (say a level's search form
     /// against its grid or stored form); exit status 1 if any differ.
     Compare(CompareArgs),
-    /// Time random probes (for scripts/bench-db.sh).
-    #[command(hide = true)]
-    BenchProbe(BenchProbeArgs),
 }
 
 /// Arguments of `kalah db build`.
@@ -168,29 +165,6 @@ pub struct VerifyArgs {
     pub json: bool,
 }
 
-/// Arguments of `kalah db bench-probe`.
-#[derive(Args, Debug)]
-pub struct BenchProbeArgs {
-    #[command(flatten)]
-    pub rules: RuleArgs,
-    /// Database directory (default data/db/<rules>).
-    #[arg(long)]
-    pub dir: Option<PathBuf>,
-    /// Random probes to time.
-    #[arg(long, default_value_t = 10000)]
-    pub count: u64,
-    /// Seed of the random boards.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Probe every board once before timing (a warm process: pages mapped, blocks checked).
-    #[arg(long)]
-    pub warm: bool,
-    /// Read the levels probed in place into the page cache again first, so that they land in
-    /// huge pages (as `solve --db-huge-pages` does).
-    #[arg(long)]
-    pub huge_pages: bool,
-}
-
 /// Runs `kalah db`.
 pub fn run(args: &DbArgs) -> CliResult {
     match &args.command {
@@ -200,7 +174,6 @@ pub fn run(args: &DbArgs) -> CliResult {
         DbCommand::Compare(a) => compare(a),
         DbCommand::Info(a) => info(a),
         DbCommand::Verify(a) => verify(a),
-        DbCommand::BenchProbe(a) => bench_probe(a),
     }
 }
 
@@ -799,95 +772,4 @@ fn verify(a: &VerifyArgs) -> CliResult {
             dir.display()
         )))
     }
-}
-
-/// A small xorshift generator for the benchmark's random boards.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
-fn bench_probe(a: &BenchProbeArgs) -> CliResult {
-    let rules = a.rules.rules()?.play_rules();
-    let dir = dir_for(&a.dir, &rules);
-    let t0 = Instant::now();
-    let db = Database::open(&dir, &rules).map_err(db_error)?;
-    let open = t0.elapsed();
-    let fill = if a.huge_pages {
-        super::common::fill_page_cache(&db, true, false)?
-    } else {
-        None
-    };
-    let read = fill.as_ref().map_or(0, |c| c.read);
-    let read_s = fill.as_ref().map_or(0.0, |c| c.seconds);
-    let huge_bytes = fill.as_ref().and_then(|c| c.huge_bytes);
-    let top = db.max_seeds();
-    let mut rng = XorShift(a.seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let random_board = |rng: &mut XorShift| -> Board {
-        let n = db::level_size(rules.houses, top);
-        db.board_at(top, rng.next() % n).expect("index in range")
-    };
-    let first_board = random_board(&mut rng);
-    let t1 = Instant::now();
-    let first = db.probe(&first_board).map_err(db_error)?;
-    let first_probe = t1.elapsed();
-    let boards: Vec<Board> = (0..a.count).map(|_| random_board(&mut rng)).collect();
-    if a.warm {
-        for b in &boards {
-            db.probe(b).map_err(db_error)?;
-        }
-    }
-    let mut times = Vec::with_capacity(boards.len());
-    let mut sum = 0i64;
-    for b in &boards {
-        let t = Instant::now();
-        let v = db.probe(b).map_err(db_error)?;
-        times.push(t.elapsed().as_nanos() as u64);
-        sum += v.unwrap_or(0) as i64;
-    }
-    // The same boards again, the pass timed as a whole (per-probe clocks add their own tens
-    // of nanoseconds): warm.
-    let t2 = Instant::now();
-    let mut pass = 0i64;
-    for b in &boards {
-        pass += db.probe(b).map_err(db_error)?.unwrap_or(0) as i64;
-    }
-    let mean_ns = t2.elapsed().as_nanos() as f64 / boards.len().max(1) as f64;
-    times.sort_unstable();
-    let pct = |p: f64| {
-        times
-            .get(((times.len() as f64 - 1.0) * p) as usize)
-            .copied()
-            .unwrap_or(0) as f64
-            / 1000.0
-    };
-    println!(
-        "{}",
-        json!({
-            "dir": dir.display().to_string(),
-            "level": top,
-            "open_ms": open.as_secs_f64() * 1e3,
-            "first_probe_ms": first_probe.as_secs_f64() * 1e3,
-            "first_value": first,
-            "probes": a.count,
-            "median_us": pct(0.5),
-            "p90_us": pct(0.9),
-            "p99_us": pct(0.99),
-            "warm": a.warm,
-            "huge_pages": a.huge_pages,
-            "read_bytes": read,
-            "read_s": read_s,
-            "huge_page_bytes": huge_bytes,
-            "mean_ns": mean_ns,
-            "checksum": sum,
-            "pass_checksum": pass,
-        })
-    );
-    Ok(())
 }
