@@ -7,7 +7,7 @@ use super::common::{
 use clap::{Args, Subcommand};
 use indicatif::ProgressBar;
 use kalah_solver::db::{self, Codec, Database, DbError, Phase, Progress};
-use kalah_solver::{Board, Endgame, Rules};
+use kalah_solver::{Endgame, Rules};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
