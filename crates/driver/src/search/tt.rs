@@ -18,21 +18,16 @@ const WAYS: usize = 4;
 /// Tables of at least this many bytes are faulted in by a thread of their own.
 const PREFAULT_BYTES: usize = 32 << 20;
 /// The first size in MiB of the tables that grow in `solve`, `query` and `serve`
-/// ([`Table::growing`]). Measured on 6x4 empty capture, one thread, over 22 (16) seeds: 3.23 M
-/// (13.50 M) nodes from 4 MiB, 3.13 M (13.45 M) from 16 MiB, against 3.10 M (13.27 M) with a
-/// fixed table of 256 (1024) MiB.
+/// ([`Table::growing`]): small enough to cost little zeroing, large enough to cost few nodes
+/// against a fixed table (measured in docs/experiments.md, "A table that grows").
 pub const GROW_START_MB: usize = 16;
 /// How fast a table that grows ([`Table::growing`]) grows over a database of every board of
 /// `houses` houses with at most `seeds` seeds: the nodes searched per entry held before it
 /// doubles. A larger table finds a few more transpositions but costs time on every probe once
 /// the database's own random reads have filled the processor's caches and address
-/// translation: on this project's 2-core virtual machine, 6x5 standard capture over 30 seeds
-/// (two threads, alternated runs) searched 2.5-2.7 M nodes per second with 16 nodes per entry
-/// (the table ends at 128-256 MiB) against 1.8-2.2 M with one (1 GiB), for 5-10% more nodes;
-/// 6x4 standard over 22 seeds 2.34-2.42 s against 2.64-3.35 s. Over a small database the
-/// table is worth its size: 6x4 empty capture over 16 seeds needs 27% more nodes with 16 per
-/// entry and took longer. So 16 over databases of more than 2^27 boards (6 houses: 20 seeds
-/// and more), 1 below.
+/// translation; over a small database the table is worth its size. So 16 over databases of
+/// more than 2^27 boards (6 houses: 20 seeds and more), 1 below (measured in
+/// docs/experiments.md, "A smaller table over large databases").
 pub fn nodes_per_entry(houses: usize, seeds: i32) -> u64 {
     if seeds < 0 {
         return 1;
@@ -229,10 +224,9 @@ impl Table {
 
     /// A table of at most `mb` MiB that starts at `start_mb` (0: one bucket) and doubles each
     /// time the nodes searched with it pass `nodes_per_entry` times the entries it holds (see
-    /// [`nodes_per_entry`]). The system zeroes each page
-    /// of the table on its first write, and on a virtual machine that costs far more than the
-    /// write (0.46 s of system time in a 3.4 s search with 256 MiB, 1.9 s with 1 GiB, where 64
-    /// MiB would do: 6x4 over 22 seeds, one thread): a table the size of the search saves it.
+    /// [`nodes_per_entry`]). The system zeroes each page of the table on its first write,
+    /// and on a virtual machine that costs far more than the write: a table the size of the
+    /// search saves it (docs/experiments.md, "A table that grows").
     /// Entries whose bucket moves when the table doubles are copied to their new bucket (by
     /// the thread that doubled it, while the others search on; a board looked up before its
     /// entry is copied is only a miss). The memory is mapped at the largest size from the
@@ -275,8 +269,8 @@ impl Table {
         let map = Arc::new(map);
         if prefault && len * 8 >= PREFAULT_BYTES {
             // The system zeroes each page of the map on its first write, which on a virtual
-            // machine costs far more than the write (0.4 s for 256 MiB in huge pages here, 10%
-            // of a 6x4 search over the 22-seed database). A thread of its own takes those
+            // machine costs far more than the write (docs/experiments.md, "Zeroing the
+            // table"). A thread of its own takes those
             // faults, in order, while the database opens; once the search starts, it takes
             // only the faults the search has not taken yet. It writes nothing (an atomic
             // `fetch_or(0)` on one word per page), so it may run beside the search.

@@ -10,26 +10,17 @@ use std::sync::atomic::Ordering::Relaxed;
 /// Nodes counted locally before the shared counter and the stop flags are looked at.
 const BATCH: u64 = 1024;
 
-/// Captures of at least this many seeds are tried before extra turns (6 measured best on 6x4,
-/// single thread, tables of 256 MiB: 5.7% fewer nodes with empty capture over a 20-seed
-/// database, 4.6% fewer with standard capture over an 18-seed one; with the present ordering
-/// and deepening, 4 and never cost 2.5% and 1% more on 6x4 empty over 22 seeds).
+/// Captures of at least this many seeds are tried before extra turns: 6 searched the fewest
+/// nodes on 6x4 (docs/experiments.md, "Move ordering").
 const BIG_CAPTURE: i32 = 6;
 
 /// ABDADA's marks and deferral (see [`Worker::node`]) only at nodes with more than this many
 /// seeds above the database's largest level (without a database: more than this many less
 /// one on the board; below, each thread searches its moves in order, and the table alone keeps
-/// them apart). Near the leaves the subtrees are a few nodes, too
-/// small to share, and each searched child cost a mark and its removal in the shared array.
-/// Measured on 6x5 standard capture over the 30-seed stored database, two threads, in
-/// alternation: with marks at every node 100-141 M nodes in 58-78 s (nine runs); above 10
-/// seeds 97-100 M in 47-52 s (six runs); above 15 and 20 seeds about the same; above 25
-/// seeds 116 M in 58 s, and with no marks at all 180 M in 94 s. On 6x4 empty capture over 22
-/// seeds 3.09-3.23 M nodes in 1.20-1.59 s against 3.26-3.31 M in 1.53-1.83 s (four runs each).
-/// It costs 6x5 empty capture over 30 seeds some: 39.5-43.0 M nodes in 16.5-21.6 s against
-/// 33.6-39.5 M in 15.1-19.9 s (nine runs each); deferring near the leaves at nodes expected to
-/// need all their moves as well mended that case (33.7 M) but brought back the runs of 143 M
-/// nodes on standard capture.
+/// them apart). Near the leaves the subtrees are a few nodes, too small to share, and each
+/// searched child cost a mark and its removal in the shared array. 10 was the best of 0 to 25
+/// on 6x5 standard capture over 30 seeds, two threads (docs/experiments.md, "ABDADA away from
+/// the leaves", has the timings).
 const ABDADA_SEEDS: i32 = 10;
 
 /// A child of a node, with what is known of its value before it is searched.
