@@ -266,7 +266,7 @@ pub(crate) fn build_levels(
             let bytes = if codec == Codec::Search {
                 // Written as it is encoded: the whole file is never in memory beside the
                 // level and the lower levels.
-                writer::write_search_level(dir, &rules, l, &values)?
+                writer::write_level_streamed(dir, &rules, l, &values, codec)?
             } else {
                 let encoded = writer::encode_level(dir, &rules, l, &values, codec)?;
                 let bytes = encoded.len();

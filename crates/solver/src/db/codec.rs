@@ -1,6 +1,13 @@
-//! The codecs a level file may use, by name.
+//! The codecs a level file may use, by name, and the codec byte of the header that names them.
+//! What each codec does is in `codecs/`, behind its one interface (`codecs/mod.rs`).
 
-use super::*;
+use std::fmt;
+
+const CODEC_STORED: u8 = 0;
+const CODEC_ZSTD: u8 = 1;
+const CODEC_RANS: u8 = 2;
+const CODEC_GRID: u8 = 3;
+const CODEC_SEARCH: u8 = 4;
 
 /// How the values of a level file are stored in its blocks (`FORMAT.md`). A directory may hold
 /// levels of both codecs; readers handle each level by its own header.
@@ -8,7 +15,7 @@ use super::*;
 pub enum Codec {
     /// Each block of 8192 values is one zstd frame: small files (about 38% of a byte per
     /// position), but a probe decompresses a block, so a search first loads the level into
-    /// memory ([`Database::load_into_memory`]).
+    /// memory ([`Database::load_into_memory`](super::Database::load_into_memory)).
     Zstd,
     /// Each block of 512 values is stored as is, one byte per position: files as large as
     /// the values, probed straight from the memory map (each block checked on its first probe)
@@ -51,22 +58,22 @@ impl Codec {
     /// The codec byte of the file header.
     pub(crate) fn code(self) -> u8 {
         match self {
-            Codec::Stored => format::CODEC_STORED,
-            Codec::Zstd => format::CODEC_ZSTD,
-            Codec::Rans => format::CODEC_RANS,
-            Codec::Grid => format::CODEC_GRID,
-            Codec::Search => format::CODEC_SEARCH,
+            Codec::Stored => CODEC_STORED,
+            Codec::Zstd => CODEC_ZSTD,
+            Codec::Rans => CODEC_RANS,
+            Codec::Grid => CODEC_GRID,
+            Codec::Search => CODEC_SEARCH,
         }
     }
 
     /// The codec of a header's codec byte, if known.
     pub(crate) fn from_code(code: u8) -> Option<Codec> {
         match code {
-            format::CODEC_STORED => Some(Codec::Stored),
-            format::CODEC_ZSTD => Some(Codec::Zstd),
-            format::CODEC_RANS => Some(Codec::Rans),
-            format::CODEC_GRID => Some(Codec::Grid),
-            format::CODEC_SEARCH => Some(Codec::Search),
+            CODEC_STORED => Some(Codec::Stored),
+            CODEC_ZSTD => Some(Codec::Zstd),
+            CODEC_RANS => Some(Codec::Rans),
+            CODEC_GRID => Some(Codec::Grid),
+            CODEC_SEARCH => Some(Codec::Search),
             _ => None,
         }
     }

@@ -350,10 +350,8 @@ impl Endgame for Database {
             }
             None => self.ranker.index_packed(sow::pack(board.raw()), s),
         };
-        match file.codec() {
-            Codec::Stored => return Ok(Some(file.stored_value(idx)? as i32)),
-            Codec::Search => return Ok(Some(file.search_value(idx)? as i32)),
-            _ => {}
+        if file.probed_in_place() {
+            return Ok(Some(file.in_place_value(idx)? as i32));
         }
         if let Some(memory) = &self.memory {
             return Ok(Some(memory.level(s)[idx as usize] as i8 as i32));
@@ -368,10 +366,7 @@ impl Endgame for Database {
         // A grid block holds 64 sub-blocks, each decoded on its own: the block is decoded
         // whole only when a sub-block is probed twice lately (a block would be 1% of random
         // probes into the 24-seed level, each costing 64 sub-blocks).
-        let part = match file.codec() {
-            Codec::Grid => pos / codecs::grid::SUB as u64,
-            _ => block,
-        };
+        let part = pos / file.probe_part();
         if matches!(file.codec(), Codec::Rans | Codec::Grid) && !self.cache.missed_before(s, part) {
             // A random probe: decode up to the value only (half a block or sub-block on
             // average).
@@ -402,14 +397,12 @@ impl Endgame for Database {
                 prefetch_line(w);
             }
         }
-        let byte = if file.codec() == Codec::Stored {
-            file.stored_byte(idx)
-        } else if file.codec() == Codec::Search {
-            let (nibble, base) = file.search_bytes(idx);
+        let byte = if file.probed_in_place() {
+            let (value, base) = file.in_place_bytes(idx);
             if let Some(b) = base {
                 prefetch_line(b);
             }
-            nibble
+            value
         } else if let Some(memory) = &self.memory {
             memory.level(s).get(idx as usize)
         } else {

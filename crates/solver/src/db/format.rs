@@ -1,4 +1,7 @@
-//! The on-disk layout of one level file (see `FORMAT.md` at the repository root). Private.
+//! The on-disk layout of one level file (see `FORMAT.md` at the repository root): the header,
+//! histogram, model area and block table, where each block lies and its checksum. What the
+//! blocks and the model hold is the codecs' business (`codecs/`); this file knows the codecs
+//! only by name ([`Codec`]). Private.
 //!
 //! ```text
 //! offset  size  field
@@ -30,25 +33,23 @@
 //!    120     8  xxh3-64 of bytes 0..120
 //! histogram: the number of positions of each value -level..=level (u64 each), checked at open
 //!        (checksum, sum) and against the decoded values whenever a whole level is decoded
-//! model: rans and grid only, the level's frequency tables (`rans::Model::to_bytes`,
-//!        `grid::GridModel::to_bytes`)
+//! model: rans and grid only, the level's frequency tables (`codecs/rans.rs`,
+//!        `codecs/grid/serial.rs`)
 //! table: block count entries of 16 bytes: end offset of the block (u64, from the file start),
 //!        xxh3-64 of the block's bytes as stored (u64)
 //! data:  the blocks, back to back; block i holds (stored) or decodes to (zstd, rans)
 //!        min(block size, positions - i * block size) bytes, one i8 value per position in index
-//!        order (grid: in the grid's order, see `grid.rs`).
+//!        order (grid: in the grid's order, see `codecs/grid/layout.rs`).
 //! search: the table entry is (first exception, checksum) instead, and the data is blocks of a
 //!        fixed size (bases and nibbles), then the exception table (see `codecs/search.rs`).
 //! ```
 //! Little-endian throughout.
 
+use super::codec::Codec;
+use super::error::DbError;
 use crate::rules::{Capture, EndRule, Leftover, Rules};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
-
-use super::codecs::grid::GridModel;
-use super::codecs::rans::Model;
-use super::{Codec, DbError};
 
 pub(crate) const MAGIC: &[u8; 8] = b"KALAHLVL";
 /// The format version written.
@@ -59,24 +60,9 @@ pub(crate) const VERSION: u32 = 3;
 pub(crate) const OLDEST_VERSION: u32 = 1;
 pub(crate) const HEADER_LEN: usize = 128;
 pub(crate) const ENTRY_LEN: usize = 16;
-pub(crate) const CODEC_STORED: u8 = 0;
-pub(crate) const CODEC_ZSTD: u8 = 1;
-pub(crate) const CODEC_RANS: u8 = 2;
-pub(crate) const CODEC_GRID: u8 = 3;
-pub(crate) const CODEC_SEARCH: u8 = 4;
-/// Positions per zstd block: small enough that one probe decompresses little.
-pub(crate) const BLOCK_SIZE: u32 = 1 << 13;
-/// Positions per stored block: a probe reads one byte, so blocks only bound the work of
-/// checking a block on its first probe and the size of the table.
-pub(crate) const STORED_BLOCK_SIZE: u32 = 1 << 9;
-/// Positions per rans block: a probe decodes half a block on average (about 7.5 us), and each
-/// block costs 16 bytes of table and 8 of states.
-pub(crate) const RANS_BLOCK_SIZE: u32 = 1 << 12;
 /// The largest model a reader accepts (a rans model of 256 contexts of 256 symbols is under
 /// 200 KB; a grid model of level 30 under 15 MB).
-const MAX_MODEL_LEN: u64 = 1 << 24;
-/// The fixed zstd level: a rebuild gives byte-identical files.
-pub(crate) const ZSTD_LEVEL: i32 = 5;
+pub(crate) const MAX_MODEL_LEN: u64 = 1 << 24;
 
 /// The file name of a level.
 pub(crate) fn level_file_name(level: u32) -> String {
@@ -106,7 +92,7 @@ pub(crate) struct Header {
     pub data_offset: u64,
     pub file_len: u64,
     pub table_checksum: u64,
-    /// Bytes of the model (rans), which lies between the header and the table.
+    /// Bytes of the model (rans, grid), which lies between the histogram and the table.
     pub model_len: u64,
     pub model_checksum: u64,
     /// Bytes of the histogram (0 in version 1), which lies between the header and the model.
@@ -123,18 +109,18 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 impl Header {
-    pub(crate) fn for_rules(rules: &Rules, level: u32, positions: u64, codec: Codec) -> Header {
-        let (block_size, codec_level) = match codec {
-            Codec::Zstd => (BLOCK_SIZE, ZSTD_LEVEL as u8),
-            Codec::Stored => (STORED_BLOCK_SIZE, 0),
-            Codec::Rans => (RANS_BLOCK_SIZE, super::codecs::rans::SCALE_BITS as u8),
-            Codec::Grid => (
-                super::codecs::grid::BLOCK as u32,
-                super::codecs::grid::SCALE_BITS as u8,
-            ),
-            // The step, set by the writer from the values.
-            Codec::Search => (super::codecs::search::BLOCK, 2),
-        };
+    /// The header of level `level` (`positions` positions) of a database for `rules`, in
+    /// `codec` with blocks of `block_size` positions and the codec level byte `codec_level`
+    /// (what the codec chose: `codecs::LevelEncoder`); the lengths, offsets and checksums are
+    /// set by [`encode_prefix`].
+    pub(crate) fn new(
+        rules: &Rules,
+        level: u32,
+        positions: u64,
+        codec: Codec,
+        block_size: u32,
+        codec_level: u8,
+    ) -> Header {
         let block_count = positions.div_ceil(block_size as u64);
         Header {
             version: VERSION,
@@ -187,8 +173,10 @@ impl Header {
         b
     }
 
-    /// Reads and checks a header: magic, version, checksum, and that the sizes hang together.
-    /// Whether it matches the expected rules and level is checked by [`Header::expect`].
+    /// Reads and checks a header as far as every codec agrees: magic, version, checksum, a known
+    /// codec, the block size and count. The codec's own rules (`codecs::decode_header`) and
+    /// [`Header::check_layout`] come next; whether it matches the expected rules and level is
+    /// checked by [`Header::expect`].
     pub(crate) fn decode(path: &Path, bytes: &[u8]) -> Result<Header, DbError> {
         let corrupt = |what: String| DbError::Corrupt {
             path: path.to_path_buf(),
@@ -255,31 +243,25 @@ impl Header {
         if Codec::from_code(h.codec).is_none() {
             return Err(corrupt(format!("unknown codec {}", h.codec)));
         }
-        if h.codec == CODEC_STORED && h.codec_level != 0 {
-            return Err(corrupt(format!(
-                "codec level {} for stored blocks (must be 0)",
-                h.codec_level
-            )));
-        }
         if h.block_size == 0 || h.block_size > 1 << 24 {
             return Err(corrupt(format!("bad block size {}", h.block_size)));
         }
         if h.block_count != h.positions.div_ceil(h.block_size as u64) {
             return Err(corrupt("block count does not match positions".into()));
         }
-        let grid_block = super::codecs::grid::block_size(h.version);
-        if h.codec == CODEC_GRID && h.block_size as usize != grid_block {
-            return Err(corrupt(format!(
-                "grid blocks of {} values (must be {grid_block} in format version {})",
-                h.block_size, h.version
-            )));
-        }
-        let model_ok = if h.codec == CODEC_RANS || h.codec == CODEC_GRID {
-            (1..=MAX_MODEL_LEN).contains(&h.model_len)
-        } else {
-            h.model_len == 0 && h.model_checksum == 0
+        Ok(h)
+    }
+
+    /// Checks that the parts of the file hang together: the lengths of the histogram and the
+    /// model, the table and data offsets, the file's length; the histogram's checksum and
+    /// total.
+    pub(crate) fn check_layout(&self, path: &Path, bytes: &[u8]) -> Result<(), DbError> {
+        let corrupt = |what: String| DbError::Corrupt {
+            path: path.to_path_buf(),
+            what,
         };
-        if !model_ok {
+        let h = self;
+        if h.model_len > MAX_MODEL_LEN || (h.model_len == 0 && h.model_checksum != 0) {
             return Err(corrupt(format!(
                 "model of {} bytes for codec {}",
                 h.model_len, h.codec
@@ -328,40 +310,7 @@ impl Header {
                 )));
             }
         }
-        if h.codec == CODEC_SEARCH {
-            use super::codecs::search;
-            if h.version < 3 {
-                return Err(corrupt(format!(
-                    "search level in format version {} (it came with version 3)",
-                    h.version
-                )));
-            }
-            if h.block_size != search::BLOCK || !(1..=2).contains(&h.codec_level) {
-                return Err(corrupt(format!(
-                    "search level with blocks of {} and step {} (must be {} and 1 or 2)",
-                    h.block_size,
-                    h.codec_level,
-                    search::BLOCK
-                )));
-            }
-            let rest = (h.file_len - h.data_offset).checked_sub(search::block_bytes(h.positions));
-            if rest.is_none_or(|r| r % search::EXCEPTION_LEN as u64 != 0) {
-                return Err(corrupt(format!(
-                    "search data is {} bytes: not the blocks of {} positions and whole exceptions",
-                    h.file_len - h.data_offset,
-                    h.positions
-                )));
-            }
-        }
-        // Stored blocks hold one byte per position, back to back: the layout fixes the length.
-        if h.codec == CODEC_STORED && h.file_len - h.data_offset != h.positions {
-            return Err(corrupt(format!(
-                "stored data is {} bytes, expected one per position ({})",
-                h.file_len - h.data_offset,
-                h.positions
-            )));
-        }
-        Ok(h)
+        Ok(())
     }
 
     /// Where the model starts: after the header and the histogram.
@@ -465,14 +414,14 @@ pub(crate) fn decode_table(
             header.table_checksum
         )));
     }
-    if header.codec == CODEC_SEARCH {
+    if header.codec() == Codec::Search {
         // (first exception, checksum) per block; each entry is checked with its block.
         return Ok(table
             .chunks_exact(ENTRY_LEN)
             .map(|e| (u64_at(e, 0), u64_at(e, 8)))
             .collect());
     }
-    let stored = header.codec == CODEC_STORED;
+    let stored = header.codec() == Codec::Stored;
     let mut out = Vec::with_capacity(header.block_count as usize);
     let mut prev = header.data_offset;
     for (i, e) in table.chunks_exact(ENTRY_LEN).enumerate() {
@@ -539,33 +488,17 @@ pub(crate) fn histogram(values: &[i8], level: u32) -> Vec<u64> {
 }
 
 /// Encodes the header (of the current [`VERSION`]), histogram (of [`hist_entries`] counts),
-/// model (rans and grid; empty otherwise) and block table of a level file whose blocks
-/// have these lengths and checksums, in order; the blocks follow it back to back.
+/// model (rans and grid; empty otherwise) and block table of a level file with `data_len`
+/// bytes of data after the table. The first word of each table entry is the end of the
+/// block's data counted from the start of the data area (made an offset from the file's start
+/// here), or for a search level the index of its first exception (as is); the second its
+/// checksum.
 pub(crate) fn encode_prefix(
-    header: Header,
-    hist: &[u64],
-    model: &[u8],
-    blocks: &[(u64, u64)],
-) -> Vec<u8> {
-    let mut ends = Vec::with_capacity(blocks.len());
-    let mut end = 0;
-    for &(len, sum) in blocks {
-        end += len;
-        ends.push((end, sum));
-    }
-    encode_prefix_with(header, hist, model, &ends, end, true)
-}
-
-/// [`encode_prefix`] with the table entries as given (`relative`: the first word of each is
-/// an offset from the data offset, made absolute here) and `data_len` bytes of data after the
-/// table.
-pub(crate) fn encode_prefix_with(
     mut header: Header,
     hist: &[u64],
     model: &[u8],
     entries: &[(u64, u64)],
     data_len: u64,
-    relative: bool,
 ) -> Vec<u8> {
     let hist: Vec<u8> = hist.iter().flat_map(|c| c.to_le_bytes()).collect();
     debug_assert!(!hist.is_empty());
@@ -577,7 +510,10 @@ pub(crate) fn encode_prefix_with(
     header.table_offset = header.model_offset() + header.model_len;
     header.data_offset = header.table_offset + ENTRY_LEN as u64 * header.block_count;
     let mut table = Vec::with_capacity(entries.len() * ENTRY_LEN);
-    let shift = if relative { header.data_offset } else { 0 };
+    let shift = match header.codec() {
+        Codec::Search => 0,
+        _ => header.data_offset,
+    };
     for &(word, sum) in entries {
         table.extend_from_slice(&(word + shift).to_le_bytes());
         table.extend_from_slice(&sum.to_le_bytes());
@@ -627,12 +563,12 @@ pub(crate) fn check_values<T: Copy>(
 }
 
 /// The bound of the values of a level: they lie in `[-lim, lim]`.
-fn lim(header: &Header) -> i8 {
+pub(crate) fn lim(header: &Header) -> i8 {
     header.level.min(127) as i8
 }
 
 /// The error for value `v` of block `i`, outside the level's bound.
-fn out_of_range(path: &Path, header: &Header, i: u64, v: i8) -> DbError {
+pub(crate) fn out_of_range(path: &Path, header: &Header, i: u64, v: i8) -> DbError {
     let lim = lim(header);
     DbError::Corrupt {
         path: path.to_path_buf(),
@@ -647,8 +583,8 @@ pub(crate) fn table_entry(header: &Header, bytes: &[u8], i: u64) -> (u64, u64) {
     (u64_at(bytes, at), u64_at(bytes, at + 8))
 }
 
-/// The bytes of block `i` (zstd or rans), their checksum checked.
-fn checked_block<'a>(
+/// The bytes of block `i` (zstd, rans or grid), their checksum checked.
+pub(crate) fn checked_block<'a>(
     path: &Path,
     header: &Header,
     table: &[(u64, u64)],
@@ -682,6 +618,26 @@ pub(crate) fn check_sum<'a>(
     Ok(data)
 }
 
+/// The bytes of the model of a level that has one, their checksum checked.
+pub(crate) fn model_bytes<'a>(
+    path: &Path,
+    header: &Header,
+    bytes: &'a [u8],
+) -> Result<&'a [u8], DbError> {
+    let model = &bytes[header.model_offset() as usize..header.table_offset as usize];
+    let actual = xxh3_64(model);
+    if actual != header.model_checksum {
+        return Err(DbError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!(
+                "model checksum mismatch (stored {:016x}, computed {actual:016x})",
+                header.model_checksum
+            ),
+        });
+    }
+    Ok(model)
+}
+
 /// The bytes of block `i` (zstd, rans or grid), found through its own table entry and the one
 /// before it, without reading (or checksumming) the whole table: a probe of a large level stays
 /// cheap. A damaged entry still fails: as offsets out of order, or as a checksum that does not
@@ -711,148 +667,4 @@ pub(crate) fn entry_block<'a>(
         return Ok(data);
     }
     check_sum(path, i, data, sum)
-}
-
-/// The model of a level coded with one.
-#[derive(Debug)]
-pub(crate) enum LevelModel {
-    /// A rans level's.
-    Rans(Model),
-    /// A grid level's (with the level's layout).
-    Grid(GridModel),
-}
-
-/// Reads and checks the model of a rans or grid level: its checksum, then every field.
-pub(crate) fn decode_model(
-    path: &Path,
-    header: &Header,
-    bytes: &[u8],
-) -> Result<LevelModel, DbError> {
-    let corrupt = |what: String| DbError::Corrupt {
-        path: path.to_path_buf(),
-        what,
-    };
-    let model = &bytes[header.model_offset() as usize..header.table_offset as usize];
-    let actual = xxh3_64(model);
-    if actual != header.model_checksum {
-        return Err(corrupt(format!(
-            "model checksum mismatch (stored {:016x}, computed {actual:016x})",
-            header.model_checksum
-        )));
-    }
-    let parsed = if header.codec == CODEC_GRID {
-        GridModel::from_bytes(model, header.houses as usize, header.level, header.version)
-            .map(LevelModel::Grid)
-    } else {
-        Model::from_bytes(model, lim(header)).map(LevelModel::Rans)
-    };
-    parsed.map_err(|e| corrupt(format!("bad model: {e}")))
-}
-
-/// Checks and decodes rans blocks `i` and `i + 1` (which must exist) into `out`, one after
-/// the other, decoding the two at once ([`Model::decode_pair`]): what [`decode_block`] of each
-/// gives, faster.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn decode_rans_pair(
-    path: &Path,
-    header: &Header,
-    table: &[(u64, u64)],
-    model: &Model,
-    bytes: &[u8],
-    i: u64,
-    out: &mut Vec<i8>,
-) -> Result<(), DbError> {
-    let corrupt = |what: String| DbError::Corrupt {
-        path: path.to_path_buf(),
-        what,
-    };
-    let a = checked_block(path, header, table, bytes, i)?;
-    let b = checked_block(path, header, table, bytes, i + 1)?;
-    let la = header.block_len(i);
-    out.clear();
-    out.resize(la + header.block_len(i + 1), 0);
-    let (oa, ob) = out.split_at_mut(la);
-    let [ra, rb] = model.decode_pair(a, oa, b, ob);
-    ra.map_err(|e| corrupt(format!("block {i} does not decode: {e}")))?;
-    rb.map_err(|e| corrupt(format!("block {} does not decode: {e}", i + 1)))?;
-    Ok(())
-}
-
-/// Value `k` of rans or grid block `i`, decoding the block (grid: the sub-block) only up to it
-/// (the block's checksum checked, against its own table entry, unless `verified`: see
-/// [`entry_block`]).
-pub(crate) fn model_value(
-    path: &Path,
-    header: &Header,
-    model: &LevelModel,
-    bytes: &[u8],
-    i: u64,
-    k: usize,
-    verified: bool,
-) -> Result<i8, DbError> {
-    let corrupt = |what: String| DbError::Corrupt {
-        path: path.to_path_buf(),
-        what,
-    };
-    let data = entry_block(path, header, bytes, i, verified)?;
-    let v = match model {
-        LevelModel::Rans(model) => model.decode_at(data, k),
-        LevelModel::Grid(model) => model.decode_at(i, data, header.block_len(i), k),
-    }
-    .map_err(|e| corrupt(format!("block {i} does not decode: {e}")))?;
-    if !(-lim(header)..=lim(header)).contains(&v) {
-        return Err(out_of_range(path, header, i, v));
-    }
-    Ok(v)
-}
-
-/// Checks and decodes one block (decompressing a zstd block) into `out` (which gets exactly the block's length).
-/// `model` must be the level's model for a rans or grid level (see [`decode_model`]).
-pub(crate) fn decode_block(
-    path: &Path,
-    header: &Header,
-    table: &[(u64, u64)],
-    model: Option<&LevelModel>,
-    bytes: &[u8],
-    i: u64,
-    out: &mut Vec<i8>,
-) -> Result<(), DbError> {
-    let corrupt = |what: String| DbError::Corrupt {
-        path: path.to_path_buf(),
-        what,
-    };
-    if header.codec == CODEC_SEARCH {
-        return super::codecs::search::decode_block(path, header, bytes, i, out);
-    }
-    if header.codec == CODEC_STORED {
-        let data =
-            super::codecs::stored::check_stored_block(path, header, bytes, i, table[i as usize].1)?;
-        out.clear();
-        out.extend(data.iter().map(|&b| b as i8));
-        return Ok(());
-    }
-    let data = checked_block(path, header, table, bytes, i)?;
-    let len = header.block_len(i);
-    if let Some(model) = model {
-        out.clear();
-        out.resize(len, 0);
-        match model {
-            LevelModel::Rans(model) => model.decode_block(data, out),
-            LevelModel::Grid(model) => model.decode_block(i, data, out),
-        }
-        .map_err(|e| corrupt(format!("block {i} does not decode: {e}")))?;
-        return check_values(path, header, i, out, |v| v);
-    }
-    let mut buf = vec![0u8; len];
-    let got = super::codecs::zstd::decompress_block(data, &mut buf)
-        .map_err(|e| corrupt(format!("block {i} does not decompress: {e}")))?;
-    if got != len {
-        return Err(corrupt(format!(
-            "block {i} decompresses to {got} bytes, expected {len}"
-        )));
-    }
-    check_values(path, header, i, &buf, |b| b as i8)?;
-    out.clear();
-    out.extend(buf.iter().map(|&b| b as i8));
-    Ok(())
 }

@@ -2,10 +2,11 @@
 //! (checked on first use). A stored level is probed straight from the map, each block checked
 //! once on its first probe.
 
-use super::format::LevelModel;
+use super::codec::Codec;
+use super::codecs::{self, LevelModel, Scatter};
+use super::error::DbError;
 use super::format::{self, Header};
 use super::values::{atomic_bytes, Values};
-use super::{Codec, DbError};
 use crate::rules::Rules;
 use memmap2::Mmap;
 use std::fs::File;
@@ -205,6 +206,8 @@ pub(crate) struct LevelFile {
     path: PathBuf,
     map: MappedFile,
     header: Header,
+    /// The header's codec.
+    codec: Codec,
     /// The decoded block table, or what is wrong with it, once a block has been asked for.
     table: OnceLock<Result<Vec<(u64, u64)>, String>>,
     /// The decoded model of a rans or grid level, or what is wrong with it, once a block has
@@ -229,9 +232,10 @@ impl LevelFile {
         positions: u64,
     ) -> Result<LevelFile, DbError> {
         let map = MappedFile::open(path)?;
-        let header = Header::decode(path, &map)?;
+        let header = codecs::decode_header(path, &map)?;
         header.expect(path, rules, level, positions)?;
-        let words = match header.codec() {
+        let codec = header.codec();
+        let words = match codec {
             Codec::Stored | Codec::Rans | Codec::Grid | Codec::Search => {
                 header.block_count.div_ceil(64) as usize
             }
@@ -241,6 +245,7 @@ impl LevelFile {
             path: path.to_path_buf(),
             map,
             header,
+            codec,
             table: OnceLock::new(),
             model: OnceLock::new(),
             verified: (0..words).map(|_| AtomicU64::new(0)).collect(),
@@ -262,7 +267,7 @@ impl LevelFile {
 
     /// How the blocks are stored.
     pub(crate) fn codec(&self) -> Codec {
-        self.header.codec()
+        self.codec
     }
 
     /// See [`MappedFile::read_into_page_cache`].
@@ -293,7 +298,7 @@ impl LevelFile {
     /// Whether probes read the level straight from the map (stored and search levels), with
     /// nothing to load or decode.
     pub(crate) fn probed_in_place(&self) -> bool {
-        matches!(self.codec(), Codec::Stored | Codec::Search)
+        self.codec.probed_in_place()
     }
 
     /// Blocks in the file.
@@ -323,7 +328,7 @@ impl LevelFile {
     /// The model of a rans or grid level (`None` for other codecs), decoded and checked on
     /// first use. A bad model stays an error (naming the file) for every later use.
     pub(crate) fn model(&self) -> Result<Option<&LevelModel>, DbError> {
-        if !matches!(self.codec(), Codec::Rans | Codec::Grid) {
+        if !self.codec.has_model() {
             return Ok(None);
         }
         self.model
@@ -331,7 +336,7 @@ impl LevelFile {
                 // One read of the whole model rather than a page fault at a time.
                 self.map
                     .will_need(format::HEADER_LEN as u64, self.header.table_offset);
-                format::decode_model(&self.path, &self.header, &self.map).map_err(|e| match e {
+                codecs::decode_model(&self.path, &self.header, &self.map).map_err(|e| match e {
                     DbError::Corrupt { what, .. } => what,
                     other => other.to_string(),
                 })
@@ -348,7 +353,7 @@ impl LevelFile {
     pub(crate) fn read_block(&self, i: u64, out: &mut Vec<i8>) -> Result<(), DbError> {
         let table = self.table()?;
         let model = self.model()?;
-        format::decode_block(&self.path, &self.header, table, model, &self.map, i, out)?;
+        codecs::decode_block(&self.path, &self.header, table, model, &self.map, i, out)?;
         self.mark_verified(i);
         Ok(())
     }
@@ -367,61 +372,43 @@ impl LevelFile {
         }
     }
 
-    /// The value of position `index` of a stored level, read from the map. Its block is
-    /// checked (its table entry, checksum and values) on its first probe; a block that fails
-    /// stays an error, naming the file, on every probe.
-    pub(crate) fn stored_value(&self, index: u64) -> Result<i8, DbError> {
-        debug_assert_eq!(self.codec(), Codec::Stored);
+    /// The value of position `index` of a level probed in place (stored or search), read from
+    /// the map (search: the block's table entry and the position's nibble, and for the rare
+    /// escaped value the exception table). Its block is checked (its table entry, checksum and
+    /// contents) on its first probe; a block that fails stays an error, naming the file, on
+    /// every probe.
+    #[inline]
+    pub(crate) fn in_place_value(&self, index: u64) -> Result<i8, DbError> {
+        debug_assert!(self.probed_in_place());
         let block = index / self.header.block_size as u64;
         if !self.is_verified(block) {
             // One table entry, not the whole table: a probe of a large level stays cheap.
-            let sum =
-                super::codecs::stored::stored_entry(&self.path, &self.header, &self.map, block)?;
-            super::codecs::stored::check_stored_block(
-                &self.path,
-                &self.header,
-                &self.map,
-                block,
-                sum,
-            )?;
+            codecs::check_in_place(&self.path, &self.header, &self.map, block)?;
             self.mark_verified(block);
         }
-        // The checked header makes the stored blocks exactly as long as their values, so value
-        // `index` lies at `data offset + index`.
-        Ok(self.map[(self.header.data_offset + index) as usize] as i8)
+        Ok(codecs::value_in_place(
+            self.codec,
+            &self.header,
+            &self.map,
+            index,
+        ))
     }
 
-    /// The value of position `index` of a search level, read from the map: the block's table
-    /// entry and the position's nibble (and, for the rare escaped value, the exception table).
-    /// The block is checked (its entry, checksum, nibbles and exceptions) on its first probe;
-    /// a block that fails stays an error, naming the file, on every probe.
-    #[inline]
-    pub(crate) fn search_value(&self, index: u64) -> Result<i8, DbError> {
-        debug_assert_eq!(self.codec(), Codec::Search);
-        use super::codecs::search;
-        let block = index / search::BLOCK as u64;
-        if !self.is_verified(block) {
-            search::check_block(&self.path, &self.header, &self.map, block)?;
-            self.mark_verified(block);
-        }
-        Ok(search::value(&self.header, &self.map, index))
-    }
-
-    /// The bytes a probe of position `index` of a search level reads (its nibble and its
-    /// sub-block's base), unchecked: for prefetching only.
-    pub(crate) fn search_bytes(&self, index: u64) -> (Option<&u8>, Option<&u8>) {
-        let (nibble, base) = super::codecs::search::places(&self.header, index);
-        (self.map.get(nibble), self.map.get(base))
+    /// The bytes a probe of position `index` of a level probed in place reads (its byte; for
+    /// search levels its nibble's and its sub-block's base), unchecked: for prefetching only.
+    pub(crate) fn in_place_bytes(&self, index: u64) -> (Option<&u8>, Option<&u8>) {
+        let (value, base) = codecs::places_in_place(self.codec, &self.header, index);
+        (self.map.get(value), base.and_then(|b| self.map.get(b)))
     }
 
     /// Where the value of the board `cells` (mover's side first), index `index` in its level,
     /// lies in the file: its index, but for grid levels, whose order is their own (the model,
     /// which holds the layout, is decoded and checked on first use).
     pub(crate) fn position(&self, index: u64, cells: &[u8]) -> Result<u64, DbError> {
-        match self.model()? {
-            Some(LevelModel::Grid(model)) => Ok(model.layout().file_pos(cells)),
-            _ => Ok(index),
-        }
+        Ok(match self.model()? {
+            Some(model) => model.file_position(index, cells),
+            None => index,
+        })
     }
 
     /// The value at file position `pos` (see [`LevelFile::position`]) of a rans or grid level:
@@ -433,7 +420,7 @@ impl LevelFile {
         let bs = self.header.block_size as u64;
         let block = pos / bs;
         let verified = self.is_verified(block);
-        let v = format::model_value(
+        let v = codecs::probe_value(
             &self.path,
             &self.header,
             model,
@@ -448,10 +435,10 @@ impl LevelFile {
         Ok(v)
     }
 
-    /// Where value `index` of a stored level lies in the map, unchecked: for prefetching only
-    /// (use [`LevelFile::stored_value`] to read it).
-    pub(crate) fn stored_byte(&self, index: u64) -> Option<&u8> {
-        self.map.get((self.header.data_offset + index) as usize)
+    /// The positions a [`LevelFile::coded_value`] decodes at most, from the start of their
+    /// part (a block; grid: a sub-block): the unit of the block cache's bookkeeping.
+    pub(crate) fn probe_part(&self) -> u64 {
+        codecs::probe_part(&self.header)
     }
 
     /// The word of the `verified` bits that a probe of position `index` reads first (a
@@ -500,8 +487,8 @@ impl LevelFile {
     }
 
     /// Reads every block (each checked) in parallel, into `out` if given, which holds exactly
-    /// the level's positions, each value at its index: grid blocks, whose order is their own,
-    /// row part by row part (see [`super::codecs::grid::Layout::write`]), no copy of the level made.
+    /// the level's positions, each value at its index (see [`Scatter`]), no copy of the level
+    /// made.
     /// Returns the histogram of the values, which must be the one stored in the file (if any).
     fn read_blocks(&self, out: Option<&[AtomicI8]>) -> Result<Vec<u64>, DbError> {
         let counts: Vec<AtomicU64> = (0..256).map(|_| AtomicU64::new(0)).collect();
@@ -515,22 +502,15 @@ impl LevelFile {
         if let Some(out) = out {
             assert_eq!(out.len() as u64, self.header.positions);
         }
-        match (out, self.model()?) {
-            (None, _) => self.for_each_block(|_, vals| count(vals))?,
-            (Some(out), Some(LevelModel::Grid(model))) => {
-                let layout = model.layout();
-                let rows = layout.rows();
+        match out {
+            None => self.for_each_block(|_, vals| count(vals))?,
+            Some(out) => {
+                let scatter = Scatter::new(self.model()?);
                 self.for_each_block(|first, vals| {
                     count(vals);
-                    layout.write(&rows, first as u64, vals, out)
+                    scatter.store(first as u64, vals, out)
                 })?
             }
-            (Some(out), _) => self.for_each_block(|first, vals| {
-                count(vals);
-                for (d, &v) in out[first..first + vals.len()].iter().zip(vals) {
-                    d.store(v, Relaxed);
-                }
-            })?,
         }
         // Every value is in range (checked block by block).
         let counts: [u64; 256] = std::array::from_fn(|b| counts[b].load(Relaxed));
@@ -560,27 +540,17 @@ impl LevelFile {
         self.map.will_read_all();
         let bs = self.header.block_size as usize;
         let blocks = self.header.block_count;
-        // rans blocks are decoded two at a time (twice as fast: see `Model::decode_pair`).
-        let rans = match self.model()? {
-            Some(LevelModel::Rans(m)) => Some(m),
-            _ => None,
-        };
-        let per = if rans.is_some() { 2 } else { 1 };
+        // rans blocks are decoded two at a time (twice as fast: see `codecs::decode_pair`).
+        let model = self.model()?;
+        let per = if codecs::decodes_pairs(model) { 2 } else { 1 };
         (0..blocks.div_ceil(per))
             .into_par_iter()
             .try_for_each_init(Vec::new, |buf, c| {
                 let i = c * per;
-                match rans {
-                    Some(rans) if i + 1 < blocks => format::decode_rans_pair(
-                        &self.path,
-                        &self.header,
-                        table,
-                        rans,
-                        &self.map,
-                        i,
-                        buf,
-                    )?,
-                    _ => self.read_block(i, buf)?,
+                if per == 2 && i + 1 < blocks {
+                    codecs::decode_pair(&self.path, &self.header, table, model, &self.map, i, buf)?
+                } else {
+                    self.read_block(i, buf)?
                 }
                 f(i as usize * bs, buf);
                 Ok(())

@@ -337,7 +337,7 @@ pub fn join_slices(
         });
     }
     let bytes = if codec == Codec::Search {
-        super::writer::write_search_level(dir, &rules, level, &values)?
+        super::writer::write_level_streamed(dir, &rules, level, &values, codec)?
     } else {
         super::writer::write_level(dir, &rules, level, &values, codec)?
     };

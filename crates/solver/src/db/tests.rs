@@ -157,7 +157,7 @@ fn search_levels_hold_any_values() {
             / codecs::search::EXCEPTION_LEN as u64;
         assert!(escaped as usize > n / 40, "{escaped} exceptions");
         for (i, &v) in values.iter().enumerate() {
-            assert_eq!(file.search_value(i as u64).unwrap(), v, "index {i}");
+            assert_eq!(file.in_place_value(i as u64).unwrap(), v, "index {i}");
         }
         let all = file.read_all().unwrap();
         assert_eq!(&all[..], &values[..]);

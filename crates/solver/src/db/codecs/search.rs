@@ -17,8 +17,9 @@
 //! entries: a probe checks all of that on the block's first probe, so a damaged byte anywhere a
 //! probe reads is an error, never a wrong value.
 
-use crate::db::format::{table_entry, Header, CODEC_SEARCH};
-use crate::db::DbError;
+use crate::db::codec::Codec;
+use crate::db::error::DbError;
+use crate::db::format::{table_entry, Header};
 use rayon::prelude::*;
 use std::path::Path;
 use xxhash_rust::xxh3::Xxh3;
@@ -115,6 +116,37 @@ pub(crate) fn encode_block_into(
     }
 }
 
+/// Encodes a run of whole blocks of a level with `step`, in parallel: the blocks, and their
+/// table entries (first exception, checksum), the run's exceptions numbered from `first`.
+pub(crate) fn encode_run(
+    values: &[i8],
+    level: u32,
+    step: u8,
+    first: u64,
+) -> (Vec<EncodedBlock>, Vec<(u64, u64)>) {
+    let blocks: Vec<EncodedBlock> = values
+        .par_chunks(BLOCK as usize)
+        .map(|c| encode_block(c, level, step))
+        .collect();
+    // Each block's first exception, and the end of the last block's.
+    let mut firsts = Vec::with_capacity(blocks.len() + 1);
+    let mut n = first;
+    for b in &blocks {
+        firsts.push(n);
+        n += (b.exceptions.len() / EXCEPTION_LEN) as u64;
+    }
+    firsts.push(n);
+    let entries = blocks
+        .par_iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let sum = block_sum(firsts[i], firsts[i + 1], &b.bytes, &b.exceptions);
+            (firsts[i], sum)
+        })
+        .collect();
+    (blocks, entries)
+}
+
 /// The checksum of a block (see the module's documentation).
 pub(crate) fn block_sum(first: u64, end: u64, bytes: &[u8], exceptions: &[u8]) -> u64 {
     let mut h = Xxh3::new();
@@ -166,7 +198,7 @@ pub(crate) fn check_block(
     bytes: &[u8],
     i: u64,
 ) -> Result<(), DbError> {
-    debug_assert_eq!(header.codec, CODEC_SEARCH);
+    debug_assert_eq!(header.codec(), Codec::Search);
     let corrupt = |what: String| DbError::Corrupt {
         path: path.to_path_buf(),
         what: format!("block {i}: {what}"),

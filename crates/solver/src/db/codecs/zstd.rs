@@ -1,6 +1,11 @@
 //! The `zstd` codec: blocks of values compressed with zstd (one context per thread).
 
-use crate::db::format::{to_bytes, ZSTD_LEVEL};
+use crate::db::format::to_bytes;
+
+/// Positions per zstd block: small enough that one probe decompresses little.
+pub(crate) const BLOCK: u32 = 1 << 13;
+/// The fixed zstd level: a rebuild gives byte-identical files.
+pub(crate) const LEVEL: i32 = 5;
 
 /// Compresses one block of values.
 pub(crate) fn compress_block(values: &[i8]) -> std::io::Result<Vec<u8>> {
@@ -12,7 +17,7 @@ pub(crate) fn compress_block(values: &[i8]) -> std::io::Result<Vec<u8>> {
     CCTX.with(|c| {
         let mut c = c.borrow_mut();
         if c.is_none() {
-            *c = Some(zstd::bulk::Compressor::new(ZSTD_LEVEL)?);
+            *c = Some(zstd::bulk::Compressor::new(LEVEL)?);
         }
         c.as_mut().expect("just set").compress(&to_bytes(values))
     })

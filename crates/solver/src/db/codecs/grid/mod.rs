@@ -53,7 +53,7 @@ mod serial;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use layout::Layout;
+pub(crate) use layout::{Layout, Rows};
 
 use super::rans_coder::{decode_step, encode_step, renormalize, slot, word_at, RANS_L};
 use contexts::{context_buffer, contexts, depth, parent_shape, Terms, PAD, SHAPES};
