@@ -1,8 +1,19 @@
 //! Building a database: levels `0..=N` in order, each solved, coded and written under a
 //! temporary name while the next is solved; resumable.
 
+use super::codec::Codec;
+use super::error::DbError;
+use super::format;
 use super::lower::{Lower, MemoryBudget, Packed};
-use super::*;
+use super::progress::{Phase, PhaseReport, Progress};
+use super::rank::{Ranker, MAX_DB_LEVEL};
+use super::reader::LevelFile;
+use super::sweep;
+use super::values::Values;
+use super::writer;
+use crate::rules::Rules;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// What [`build`] did.
 #[derive(Clone, Debug, Default)]

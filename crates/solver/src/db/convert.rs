@@ -1,6 +1,17 @@
 //! Rewriting a database in another codec.
 
-use super::*;
+use super::build_db::check_request;
+use super::codec::Codec;
+use super::error::DbError;
+use super::format;
+use super::progress::{Phase, PhaseReport, Progress};
+use super::rank::{Ranker, MAX_DB_LEVEL};
+use super::reader::LevelFile;
+use super::verify::levels_in;
+use super::writer;
+use crate::rules::Rules;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// What [`convert`] did.
 #[derive(Clone, Debug, Default)]
@@ -14,7 +25,7 @@ pub struct ConvertReport {
 }
 
 /// Writes every level file of the database in `src` (for `rules`) to `dst` in `codec`: each
-/// block of the source is checked as it is read, and each level is written like [`build`]
+/// block of the source is checked as it is read, and each level is written like [`build`](super::build)
 /// writes it (`<name>.tmp`, fsync, rename), so the result is byte-identical to a build in
 /// `codec`. Levels already present and valid in `dst` in `codec` are skipped; a level of `dst`
 /// in the other codec or corrupt is replaced; one of other rules or another format version is

@@ -1,6 +1,18 @@
 //! An open database: its levels mapped, probed in place or from memory.
 
-use super::*;
+use super::build_db::check_request;
+use super::codec::Codec;
+use super::error::DbError;
+use super::format;
+use super::rank::{Ranker, Walker, MAX_DB_LEVEL};
+use super::reader::LevelFile;
+use super::sow;
+use crate::board::Board;
+use crate::endgame::Endgame;
+use crate::rules::Rules;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// (level, block, values) of a decompressed block.
 type CachedBlock = (u32, u64, Arc<Vec<i8>>);
@@ -130,7 +142,7 @@ impl fmt::Debug for Database {
 impl Database {
     /// Opens the levels `0, 1, 2, ...` present in `dir`, up to the first one missing, checking
     /// each header (cheap: a level's block table is checked on its first probe, block
-    /// checksums as blocks are read, and everything at once by [`verify`]). A level file that is corrupt or built for other rules is an
+    /// checksums as blocks are read, and everything at once by [`verify`](fn@super::verify)). A level file that is corrupt or built for other rules is an
     /// error, as is a directory without level 0.
     pub fn open(dir: &Path, rules: &Rules) -> Result<Database, DbError> {
         let rules = rules.play_rules();

@@ -1,6 +1,9 @@
 //! The error type of every database operation.
 
-use super::*;
+use super::dir_lock;
+use super::format;
+use std::fmt;
+use std::path::PathBuf;
 
 /// Everything that can go wrong with a database, naming the file concerned.
 #[derive(Debug)]

@@ -69,8 +69,8 @@ pub(crate) fn level_file_name(level: u32) -> String {
     format!("level-{level:03}.kdb")
 }
 
-/// The path of a level in a directory.
-pub(crate) fn level_path(dir: &Path, level: u32) -> PathBuf {
+/// The path of the file of level `level` in a database directory.
+pub fn level_path(dir: &Path, level: u32) -> PathBuf {
     dir.join(level_file_name(level))
 }
 

@@ -3,9 +3,9 @@
 //! A database is a directory holding one file per level (`level-NNN.kdb`, the boards with `NNN`
 //! seeds in the houses) for one set of play rules (houses, capture, leftover, end; the starting
 //! seeds play no part). Level `s` is computed from the levels below it by [`build`]; a
-//! [`Database`] opens the contiguous levels `0..=L` present and answers [`Endgame::probe`] by
+//! [`Database`] opens the contiguous levels `0..=L` present and answers [`Endgame::probe`](crate::Endgame::probe) by
 //! decoding (part of) one block (a [`Codec::Grid`], [`Codec::Rans`] or [`Codec::Zstd`] level)
-//! or reading one byte of the memory map (a [`Codec::Stored`] level); [`convert`] rewrites a
+//! or reading one byte of the memory map (a [`Codec::Stored`] level); [`convert`](fn@convert) rewrites a
 //! database in another codec. The file layout is described in `FORMAT.md`.
 //!
 //! ```
@@ -33,19 +33,23 @@
 //! ```
 //!
 //! The pipeline, one file per job:
-//! - `rank`: the dense numbering of the boards of a level; `sow`: moves on packed boards;
+//! - `rank`: the dense numbering of the boards of a level ([`level_size`]); `sow`: moves on
+//!   packed boards;
 //! - `sweep`: the retrograde computation of a level, in phases of equal potential;
 //!   `recheck`: the recomputation of a level from its children (`verify --full`);
 //! - `values`: a level's values in memory (huge pages); `lower`: the lower levels a level is
 //!   computed from, one byte or half a byte per position;
-//! - `codecs/`: `grid`, `rans`, `zstd` and `stored`, how a block of values is coded;
-//!   `codec`: their names;
-//! - `format`: the on-disk layout of a level file (private); `writer`: writing a level file;
-//!   `reader`: the memory-mapped, checked reader;
+//! - `codec`: the codecs' names ([`Codec`]) and header bytes; `codecs/`: the codecs, `grid/`,
+//!   `rans`, `zstd`, `stored` and `search` (with `rans_coder`, the rANS primitives of `grid`
+//!   and `rans`), behind one interface, `codecs/mod.rs`: each codec's header rules, encoding a
+//!   level's blocks, decoding a block, probing a value;
+//! - `format`: the on-disk layout of a level file (private but for [`level_path`]); `writer`:
+//!   writing a level file; `reader`: the memory-mapped, checked reader;
 //! - `build_db`: [`build`]; `slice`: a level built in slices apart and joined
-//!   ([`build_slice`], [`join_slices`]); `convert`: [`convert`]; `verify`: [`verify`]; `database`:
-//!   [`Database`], the open database and its probes;
-//! - `progress`: the progress reports of the long operations; `error`: [`DbError`].
+//!   ([`build_slice`], [`join_slices`]); `convert`: [`convert`](fn@convert); `verify`:
+//!   [`verify`](fn@verify); `database`: [`Database`], the open database and its probes;
+//! - `progress`: the progress reports of the long operations; `error`: [`DbError`];
+//!   `dir_lock`: the lock that keeps two builds out of one directory.
 
 mod build_db;
 mod codec;
@@ -67,44 +71,18 @@ mod values;
 mod verify;
 mod writer;
 
-pub(crate) use build_db::check_request;
 pub use build_db::{build, build_with, BuildReport};
 pub use codec::Codec;
 pub use convert::{convert, ConvertReport};
 pub use database::{Database, LevelInfo};
 pub use dir_lock::{try_lock, LOCK_FILE};
 pub use error::DbError;
+pub use format::level_path;
 pub use lower::MemoryBudget;
-pub(crate) use progress::PhaseReport;
 pub use progress::{Phase, Progress};
+pub use rank::{level_size, MAX_DB_LEVEL};
 pub use slice::{build_slice, join_slices, slice_path, JoinReport};
-pub(crate) use verify::levels_in;
 pub use verify::{compare, verify, verify_with, LevelCheck, LevelComparison, VerifyReport};
 
-use crate::board::Board;
-use crate::endgame::Endgame;
-use crate::rules::Rules;
-use rank::{Ranker, Walker};
-use reader::LevelFile;
-use std::fmt;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
-use values::Values;
-
-/// The largest level a database may hold (values are stored as `i8`).
-pub const MAX_DB_LEVEL: u32 = rank::MAX_LEVEL;
-
-/// Number of boards with `seeds` seeds in the houses and `houses` houses per side:
-/// `C(seeds + 2 houses - 1, 2 houses - 1)`.
-pub fn level_size(houses: usize, seeds: u32) -> u64 {
-    assert!(seeds <= MAX_DB_LEVEL);
-    Ranker::new(houses).level_size(seeds)
-}
-
-/// The path of the file of level `level` in a database directory.
-pub fn level_path(dir: &Path, level: u32) -> PathBuf {
-    format::level_path(dir, level)
-}
 #[cfg(test)]
 mod tests;

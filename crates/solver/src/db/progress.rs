@@ -1,6 +1,6 @@
 //! Progress reports of the long database operations.
 
-use super::*;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// What a long operation is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +30,8 @@ impl Phase {
     }
 }
 
-/// A progress report from [`build`], [`convert`] or [`verify`]. Reports may come from several threads.
+/// A progress report from [`build`](super::build), [`convert`](fn@super::convert) or
+/// [`verify`](fn@super::verify). Reports may come from several threads.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Progress {
     /// A phase of a level began; `total` positions to go through.
@@ -71,7 +72,7 @@ pub enum Progress {
         positions: u64,
         /// Bytes of the file.
         bytes: u64,
-        /// Seconds spent solving the level ([`convert`]: reading and writing it).
+        /// Seconds spent solving the level ([`convert`](fn@super::convert): reading and writing it).
         seconds: f64,
     },
     /// A level file present but not valid, rebuilt (or converted again).

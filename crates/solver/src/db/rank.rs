@@ -19,6 +19,16 @@ use crate::rules::MAX_HOUSES;
 /// The largest level the tables cover (values must fit an `i8` as well).
 pub(crate) const MAX_LEVEL: u32 = 127;
 
+/// The largest level a database may hold (values are stored as `i8`).
+pub const MAX_DB_LEVEL: u32 = MAX_LEVEL;
+
+/// Number of boards with `seeds` seeds in the houses and `houses` houses per side:
+/// `C(seeds + 2 houses - 1, 2 houses - 1)`.
+pub fn level_size(houses: usize, seeds: u32) -> u64 {
+    assert!(seeds <= MAX_DB_LEVEL);
+    Ranker::new(houses).level_size(seeds)
+}
+
 const R: usize = MAX_LEVEL as usize + 1;
 /// Rows of the counting table: a power of two above `2 * MAX_HOUSES`, so that masked indices
 /// need no bounds checks.

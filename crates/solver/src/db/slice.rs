@@ -232,7 +232,7 @@ pub fn join_slices(
     codec: Codec,
 ) -> Result<JoinReport, DbError> {
     let rules = rules.play_rules();
-    super::check_request(dir, &rules, level)?;
+    super::build_db::check_request(dir, &rules, level)?;
     let ranker = Ranker::new(rules.houses);
     let n = ranker.level_size(level) as usize;
     let mut values = super::values::Values::zeroed(n).map_err(|source| DbError::Io {

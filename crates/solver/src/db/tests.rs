@@ -1,7 +1,11 @@
 //! Unit tests of the database against the memoised exhaustive search.
 
+use super::reader::LevelFile;
 use super::*;
+use crate::endgame::Endgame;
 use crate::exhaustive::Exhaustive;
+use crate::rules::Rules;
+use std::sync::atomic::AtomicBool;
 
 fn build_tmp(rules: &Rules, upto: u32) -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,19 @@
 //! Checking a database: every checksum, and with `full` every value recomputed.
 
+use super::build_db::check_request;
+use super::codec::Codec;
+use super::error::DbError;
+use super::format;
 use super::lower::{Lower, Packed};
-use super::*;
+use super::progress::{Phase, PhaseReport, Progress};
+use super::rank::{Ranker, MAX_DB_LEVEL};
+use super::reader::LevelFile;
+use super::recheck;
+use super::values::Values;
+use crate::board::Board;
+use crate::rules::Rules;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// The findings of [`verify`] for one level file.
 #[derive(Clone, Debug)]

@@ -37,7 +37,7 @@ pub(super) struct Terms {
 }
 
 impl Terms {
-    /// The tables of level `s` (at most [`MAX_LEVEL`]), for contexts of `flags` variants each
+    /// The tables of level `s` (at most [`MAX_LEVEL`](super::MAX_LEVEL)), for contexts of `flags` variants each
     /// ([`FLAGS`] with the carry flag, 1 without: format versions 1 and 2).
     pub(super) fn new(s: u32, flags: usize) -> Terms {
         let k = s as usize + 2;
@@ -148,7 +148,7 @@ pub(super) fn parent_shape(ctx: usize, kk: usize) -> usize {
     shape * kk + lu
 }
 
-/// How many steps a context is from its root (0 to 4): the order in which [`prune`] weighs
+/// How many steps a context is from its root (0 to 4): the order in which [`prune`](super::model::prune) weighs
 /// them.
 pub(super) fn depth(ctx: usize, kk: usize, flags: usize) -> usize {
     let mut d = 0;

@@ -3,7 +3,7 @@
 //!
 //! **Layout.** A board of level `s` is a pair `(a, b)`: the mover's side `a` (`t` seeds) and
 //! the opponent's side `b` (`s - t` seeds). For each `t` in `0..=s` (a *group*) the values form
-//! a grid of `N(m, t)` rows (the mover's sides, by [`Ranker::rank_part`]) by `N(m, s - t)`
+//! a grid of `N(m, t)` rows (the mover's sides, by [`Ranker::rank_part`](crate::db::rank::Ranker::rank_part)) by `N(m, s - t)`
 //! columns (the opponent's sides, likewise). A group is cut into *strips* of [`STRIP`] columns
 //! (the last one narrower); the file holds group 0, 1, ..., `s`, in each group strip after
 //! strip, in each strip row after row. Blocks cut this order every `block size` values.
@@ -124,7 +124,7 @@ pub(crate) struct GridModel {
     global: usize,
     /// The contexts and frequency tables in serialised order.
     tables: Vec<(u32, Vec<(u8, u16)>)>,
-    /// The frequency codes of each table (see [`quantize`]); empty for a model read from a file
+    /// The frequency codes of each table (see [`quantize`](serial::quantize)); empty for a model read from a file
     /// of format version 1 or 2, which is never written again.
     codes: Vec<Vec<u8>>,
     /// Sub-blocks per block: [`BLOCK`] / [`SUB`], or [`BLOCK_V2`] / [`SUB`] for a file of
@@ -168,7 +168,7 @@ impl GridModel {
         }
     }
 
-    /// The model with the frequency codes of its tables (see [`quantize`]).
+    /// The model with the frequency codes of its tables (see [`quantize`](serial::quantize)).
     fn with_codes(mut self, codes: Vec<Vec<u8>>) -> GridModel {
         debug_assert!(codes.is_empty() || codes.len() == self.tables.len());
         self.codes = codes;

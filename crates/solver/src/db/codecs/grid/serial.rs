@@ -118,7 +118,7 @@ impl GridModel {
     /// codes by [`decode_codes`]. Version 1 and 2 files hold the wider form of
     /// [`GridModel::to_bytes_v2`].
     ///
-    /// A context without a table uses its nearest ancestor's ([`parent`]), or the level's. A
+    /// A context without a table uses its nearest ancestor's ([`parent`](super::contexts::parent)), or the level's. A
     /// value whose symbol a context's table lacks is coded as the escape in that table, then
     /// as its symbol in the level's.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
