@@ -50,7 +50,11 @@
 //!   [`verify`](fn@verify); `database`: [`Database`], the open database and its probes;
 //! - `progress`: the progress reports of the long operations; `error`: [`DbError`];
 //!   `dir_lock`: the lock that keeps two builds out of one directory.
+//! - `bench` (feature `bench-internals`, hidden): the internals `tools/codec-bench` measures.
 
+#[cfg(feature = "bench-internals")]
+#[doc(hidden)]
+pub mod bench;
 mod build_db;
 mod codec;
 mod codecs;

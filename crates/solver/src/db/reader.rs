@@ -22,7 +22,8 @@ use std::sync::OnceLock;
 /// is the cache-prefetch hint of `Database::prefetch`, which touches no memory.
 enum MappedFile {
     Map(Mmap),
-    /// Files too short to hold a header are read instead (mapping an empty file can fail).
+    /// Files too short to hold a header are read instead (mapping an empty file can fail); so
+    /// are the files of the codec measurements, made in memory.
     Small(Vec<u8>),
 }
 
@@ -231,7 +232,29 @@ impl LevelFile {
         level: u32,
         positions: u64,
     ) -> Result<LevelFile, DbError> {
-        let map = MappedFile::open(path)?;
+        LevelFile::with_map(path, MappedFile::open(path)?, rules, level, positions)
+    }
+
+    /// [`LevelFile::open`] of a level file's bytes held in memory (`path` names them in
+    /// errors).
+    #[cfg(feature = "bench-internals")]
+    pub(crate) fn from_bytes(
+        path: &Path,
+        bytes: Vec<u8>,
+        rules: &Rules,
+        level: u32,
+        positions: u64,
+    ) -> Result<LevelFile, DbError> {
+        LevelFile::with_map(path, MappedFile::Small(bytes), rules, level, positions)
+    }
+
+    fn with_map(
+        path: &Path,
+        map: MappedFile,
+        rules: &Rules,
+        level: u32,
+        positions: u64,
+    ) -> Result<LevelFile, DbError> {
         let header = codecs::decode_header(path, &map)?;
         header.expect(path, rules, level, positions)?;
         let codec = header.codec();

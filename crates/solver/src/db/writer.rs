@@ -22,6 +22,18 @@ impl EncodedLevel {
     pub(crate) fn len(&self) -> u64 {
         (self.prefix.len() + self.blocks.iter().map(Vec::len).sum::<usize>()) as u64
     }
+
+    /// The file's bytes.
+    #[cfg(feature = "bench-internals")]
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        let len = self.len() as usize;
+        let mut out = self.prefix;
+        out.reserve(len - out.len());
+        for b in self.blocks {
+            out.extend_from_slice(&b);
+        }
+        out
+    }
 }
 
 /// The header of a level as `enc` writes it.

@@ -245,6 +245,30 @@ impl<'a> LevelEncoder<'a> {
         }
     }
 
+    /// [`LevelEncoder::new`] for rans with blocks of `block_size` values and frequencies of
+    /// `scale_bits` bits (12 to 14): what the codec's measurements compare.
+    #[cfg(feature = "bench-internals")]
+    pub(crate) fn rans_with(
+        level: u32,
+        values: &'a [i8],
+        block_size: u32,
+        scale_bits: u32,
+    ) -> Self {
+        let model = rans::Model::fit_with_scale(
+            values,
+            level.min(127) as i8,
+            block_size as usize,
+            scale_bits,
+        );
+        LevelEncoder {
+            values,
+            level,
+            block_size,
+            codec_level: scale_bits as u8,
+            kind: Kind::Rans(model),
+        }
+    }
+
     /// The codec the level is written in.
     pub(crate) fn codec(&self) -> Codec {
         match self.kind {
