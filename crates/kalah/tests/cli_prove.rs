@@ -731,3 +731,98 @@ fn every_first_turns_value_is_proven_checked_and_shown() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("after the first turn"), "{out}");
 }
+
+/// `kalah verify --class long` reads the long results from the ledgers: a published value the
+/// ledger proves agrees, one it contradicts fails the run, one it leaves open is said to be open.
+#[test]
+fn verify_long_reads_published_results_from_the_ledgers() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    let game = [
+        "--houses",
+        "4",
+        "--seeds",
+        "3",
+        "--capture",
+        "empty",
+        "--leftover",
+        "owner",
+        "--end",
+        "either",
+    ];
+    let dir = "proofs/4x3-empty-owner-either";
+    let mut args = prove_args(dir, &game);
+    args.extend_from_slice(&["--unit-nodes", "1000", "--build-upto", "6", "--openings"]);
+    let v = json(cwd, &args);
+    let value = v["value"].as_i64().unwrap();
+    assert_eq!(value, reference_value(4, 3, "empty", "owner", "either"));
+    let s1 = v["moves"][0]["value"].as_i64().unwrap();
+    assert_eq!(v["moves"][0]["house"], 1);
+    let s2 = v["moves"][1]["value"].as_i64().unwrap();
+    let entry = |turn: &str, fact: &str| {
+        format!(
+            "[[result]]\nhouses = 4\nseeds = 3\ncapture = \"empty\"\n{turn}{fact}\n\
+             source = \"test\"\nclass = \"long\"\n\n"
+        )
+    };
+    let write = |name: &str, text: &str| {
+        std::fs::write(cwd.join(name), text).unwrap();
+        name.to_string()
+    };
+    let verify = |file: &str, proofs: &str| {
+        kalah(
+            cwd,
+            &[
+                "verify", "--class", "long", "--json", "--file", file, "--proofs", proofs,
+                "--books", "none", "--tt-mb", "16",
+            ],
+        )
+    };
+    let lines = |out: &str| -> Vec<Value> {
+        out.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    // House 2 of 4x3 ends in the store: "S2 S1" is a first turn, bounded above by opening 2.
+    let good = write(
+        "good.toml",
+        &[
+            entry("", &format!("value = {value}")),
+            entry("", &format!("at_least = {value}")),
+            entry("first_turn = \"S1\"\n", &format!("value = {s1}")),
+            entry("first_turn = \"S2 S1\"\n", &format!("value = {s2}")),
+        ]
+        .concat(),
+    );
+    let (code, out, err) = verify(&good, "proofs");
+    assert_eq!(code, 0, "{err}");
+    let got = lines(&out);
+    assert_eq!(got.len(), 4, "{out}");
+    for g in &got[..3] {
+        assert_eq!(g["agree"], true, "{g}");
+        assert_eq!(g["from"], "ledger", "{g}");
+    }
+    assert_eq!(got[2]["first_turn"], "S1");
+    assert_eq!(got[3]["agree"], Value::Null, "{}", got[3]);
+    // Without the ledger every long result is open, and the run passes.
+    let (code, out, err) = verify(&good, "elsewhere");
+    assert_eq!(code, 0, "{err}");
+    assert!(lines(&out).iter().all(|g| g["agree"].is_null()), "{out}");
+    // A value the ledger contradicts fails the run (exit status 1).
+    let bad = write("bad.toml", &entry("", &format!("value = {}", value + 2)));
+    let (code, out, err) = verify(&bad, "proofs");
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(lines(&out)[0]["agree"], false);
+    assert!(err.contains("disagree"), "{err}");
+    // A first turn that is not one is refused with the list of the game's first turns.
+    let wrong = write(
+        "wrong.toml",
+        &entry("first_turn = \"S1 S2\"\n", "value = 0"),
+    );
+    let (code, _, err) = verify(&wrong, "proofs");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is not a first turn") && err.contains("S2 S1"),
+        "{err}"
+    );
+}

@@ -4,11 +4,12 @@ use super::common::cancel_flag;
 use super::common::{default_db_dir, progress_bar, show_progress, CliError, CliResult, RuleArgs};
 use super::solve::{open_endgame, progress_message, search_error};
 use clap::{Args, ValueEnum};
+use kalah_driver::results::{first_turns, ledger_summary, notation};
 use kalah_driver::{Goal, Progress, Search, SearchConfig};
-use kalah_solver::{Board, Rules};
+use kalah_solver::{Board, Position, Rules, Side};
 use serde::Deserialize;
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Which results to recompute, by their budget class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -17,7 +18,10 @@ pub enum Class {
     Ci,
     /// Minutes: ci and bench results.
     Bench,
-    /// Everything, 6-seed Kalah included (days).
+    /// Only the long results (6-seed Kalah), read from their proof ledgers under `--proofs`:
+    /// proven, contradicted, or still open (seconds).
+    Long,
+    /// Everything searched from nothing, 6-seed Kalah included (days).
     All,
 }
 
@@ -27,9 +31,14 @@ pub struct VerifyArgs {
     /// The list of published results.
     #[arg(long, default_value = "data/known-results.toml", value_name = "FILE")]
     pub file: PathBuf,
-    /// Which results to recompute: ci, bench (ci and bench) or all.
+    /// Which results to recompute: ci, bench (ci and bench), long (the 6-seed ones, from the
+    /// proof ledgers) or all (everything searched from nothing).
     #[arg(long, value_enum, default_value = "ci")]
     pub class: Class,
+    /// The directory of proof ledgers (`kalah prove`) that `--class long` reads, one directory
+    /// per game (e.g. `6x6-empty-owner-either`).
+    #[arg(long, value_name = "DIR", default_value = "data/proofs")]
+    pub proofs: PathBuf,
     /// Directory holding one endgame database directory per rule set (named by the rules'
     /// slug, e.g. `h6-empty-owner-either`; default `data/db`); rule sets without one are
     /// searched without a database.
@@ -82,6 +91,10 @@ pub struct Known {
     /// A lower bound on South's margin.
     #[serde(default)]
     pub at_least: Option<i32>,
+    /// A first turn (`"S1 S2"`: the first player's houses before the second player moves):
+    /// the fact is about the position after it, still counted for South from the start.
+    #[serde(default)]
+    pub first_turn: Option<String>,
     /// Where it was published.
     pub source: String,
     /// ci, bench or long.
@@ -130,6 +143,72 @@ impl Known {
         }
     }
 
+    /// The first turn, 0-based, checked to be one of the game's first turns.
+    fn turn(&self, rules: &Rules) -> CliResult<Option<Vec<usize>>> {
+        let Some(text) = &self.first_turn else {
+            return Ok(None);
+        };
+        let wanted = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        first_turns(rules)
+            .into_iter()
+            .find(|m| notation(m) == wanted)
+            .map(|m| Some(m.into_iter().map(|h| h - 1).collect()))
+            .ok_or_else(|| {
+                CliError::usage(format!(
+                    "{}x{} ({}): \"{text}\" is not a first turn of this game (they are {})",
+                    self.houses,
+                    self.seeds,
+                    self.source,
+                    first_turns(rules)
+                        .iter()
+                        .map(|m| notation(m))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })
+    }
+
+    /// The verdict of bounds `lower..=upper` on South's margin: agreement where they settle the
+    /// published fact, `None` (open) where they allow both.
+    fn judge_bounds(&self, lower: i32, upper: i32) -> Verdict {
+        let range = if lower == upper {
+            format!("{lower:+}")
+        } else {
+            format!("{lower:+}..{upper:+}")
+        };
+        // The published fact as "South's margin is at least k" or "exactly v".
+        let agree = if let Some(v) = self.value {
+            if v < lower || v > upper {
+                Some(false)
+            } else if lower == upper {
+                Some(true)
+            } else {
+                None
+            }
+        } else {
+            let (lo, hi) = match self.sign.as_deref().map(str::to_ascii_uppercase).as_deref() {
+                Some("W") => (1, i32::MAX),
+                Some("D") => (0, 0),
+                Some(_) => (i32::MIN, -1),
+                None => (self.at_least.unwrap_or(0), i32::MAX),
+            };
+            if upper < lo || lower > hi {
+                Some(false)
+            } else if lower >= lo && upper <= hi {
+                Some(true)
+            } else {
+                None
+            }
+        };
+        Verdict {
+            computed: range,
+            agree,
+            nodes: None,
+            seconds: None,
+            from: "ledger",
+        }
+    }
+
     /// What was computed, in the same terms as the expectation, and whether they agree.
     fn judge(&self, value: i32) -> (String, bool) {
         if let Some(v) = self.value {
@@ -171,14 +250,22 @@ pub fn run(args: &VerifyArgs) -> CliResult {
     let wanted = |class: &str| match args.class {
         Class::Ci => class == "ci",
         Class::Bench => class == "ci" || class == "bench",
+        Class::Long => class == "long",
         Class::All => true,
     };
-    let mut disagree = 0;
-    let mut done = 0usize;
+    let (mut done, mut disagree, mut open) = (0usize, 0usize, 0usize);
     if !args.json {
         println!(
-            "{:>6} {:>5} {:<9} {:>9} {:>9} {:<5} {:>12} {:>9}  source",
-            "houses", "seeds", "capture", "expected", "computed", "agree", "nodes", "seconds"
+            "{:>6} {:>5} {:<9} {:<6} {:>9} {:>12} {:<5} {:>12} {:>9}  source",
+            "houses",
+            "seeds",
+            "capture",
+            "turn",
+            "expected",
+            "computed",
+            "agree",
+            "nodes",
+            "seconds"
         );
     }
     let todo: Vec<&Known> = known.iter().filter(|k| wanted(&k.class)).collect();
@@ -190,50 +277,93 @@ pub fn run(args: &VerifyArgs) -> CliResult {
     for k in todo {
         let rules = k.rules()?;
         let goal = k.goal()?;
-        let search = search_for(args, &rules)?;
-        bar.set_message(format!(
-            "{}x{} {}",
-            rules.houses, rules.seeds, rules.capture
-        ));
-        let report = |p: &Progress| {
+        let turn = k.turn(&rules)?;
+        let verdict = if args.class == Class::Long {
+            // From the ledger's records: bounds, exact where the proof is finished.
+            let (lower, upper) = ledger_bounds(&args.proofs, &rules, turn.as_deref())?;
+            let v = k.judge_bounds(lower, upper);
+            Verdict {
+                nodes: None,
+                seconds: None,
+                from: "ledger",
+                ..v
+            }
+        } else {
             bar.set_message(format!(
-                "{}x{} {}: {}",
-                rules.houses,
-                rules.seeds,
-                rules.capture,
-                progress_message(p)
-            ))
+                "{}x{} {}",
+                rules.houses, rules.seeds, rules.capture
+            ));
+            let report = |p: &Progress| {
+                bar.set_message(format!(
+                    "{}x{} {}: {}",
+                    rules.houses,
+                    rules.seeds,
+                    rules.capture,
+                    progress_message(p)
+                ))
+            };
+            let (board, south_first, lead) = after_turn(&rules, turn.as_deref().unwrap_or(&[]));
+            let search = search_for(args, &rules)?;
+            let a = search
+                .analyse(
+                    &board,
+                    false,
+                    goal_for_mover(goal, south_first, lead),
+                    &report,
+                    cancel_flag(),
+                )
+                .map_err(|e| {
+                    bar.finish_and_clear();
+                    search_error(e)
+                })?;
+            let south = if south_first { a.value } else { -a.value } + lead;
+            let (computed, ok) = k.judge(south);
+            Verdict {
+                computed,
+                agree: Some(ok),
+                nodes: Some(a.nodes),
+                seconds: Some(a.seconds),
+                from: "search",
+            }
         };
-        let result = search.analyse(&Board::start(&rules), false, goal, &report, cancel_flag());
-        let a = result.map_err(|e| {
-            bar.finish_and_clear();
-            search_error(e)
-        })?;
         bar.inc(1);
-        let (computed, ok) = k.judge(a.value);
         done += 1;
-        if !ok {
-            disagree += 1;
+        match verdict.agree {
+            Some(false) => disagree += 1,
+            None => open += 1,
+            Some(true) => {}
         }
+        let turn_name = turn.as_deref().map(turn_notation);
         if args.json {
             let line = json!({
                 "houses": rules.houses, "seeds": rules.seeds, "capture": rules.capture.name(),
                 "leftover": rules.leftover.name(), "end": rules.end.name(),
-                "expected": k.expected(), "computed": computed, "agree": ok,
-                "nodes": a.nodes, "seconds": a.seconds, "source": k.source, "class": k.class,
+                "first_turn": turn_name,
+                "expected": k.expected(), "computed": verdict.computed, "agree": verdict.agree,
+                "from": verdict.from, "nodes": verdict.nodes, "seconds": verdict.seconds,
+                "source": k.source, "class": k.class,
             });
             bar.suspend(|| println!("{line}"));
         } else {
             let line = format!(
-                "{:>6} {:>5} {:<9} {:>9} {:>9} {:<5} {:>12} {:>9.3}  {}",
+                "{:>6} {:>5} {:<9} {:<6} {:>9} {:>12} {:<5} {:>12} {:>9}  {}",
                 rules.houses,
                 rules.seeds,
                 rules.capture.name(),
+                turn_name.as_deref().unwrap_or(""),
                 k.expected(),
-                computed,
-                if ok { "yes" } else { "NO" },
-                a.nodes,
-                a.seconds,
+                verdict.computed,
+                match verdict.agree {
+                    Some(true) => "yes",
+                    Some(false) => "NO",
+                    None => "open",
+                },
+                verdict
+                    .nodes
+                    .map_or("ledger".to_string(), |n| n.to_string()),
+                verdict
+                    .seconds
+                    .map_or("-".to_string(), |s| format!("{s:.3}")),
                 k.source
             );
             bar.suspend(|| println!("{line}"));
@@ -241,7 +371,14 @@ pub fn run(args: &VerifyArgs) -> CliResult {
     }
     bar.finish_and_clear();
     if !args.json {
-        println!("{done} results recomputed, {disagree} disagreeing");
+        if open > 0 {
+            println!(
+                "{done} results checked, {disagree} disagreeing, {open} not settled by the \
+                 ledgers yet"
+            );
+        } else {
+            println!("{done} results recomputed, {disagree} disagreeing");
+        }
     }
     let (sampled, book_disagree) = verify_books(args)?;
     if !args.json && sampled > 0 {
@@ -255,6 +392,84 @@ pub fn run(args: &VerifyArgs) -> CliResult {
         )));
     }
     Ok(())
+}
+
+/// A first turn of 0-based houses in the notation of move lists (`S2 S1`).
+fn turn_notation(moves: &[usize]) -> String {
+    notation(&moves.iter().map(|h| h + 1).collect::<Vec<_>>())
+}
+
+/// What one published result came to.
+struct Verdict {
+    /// The computed fact, in the terms of the published one.
+    computed: String,
+    /// Agreement; `None` while the ledger's bounds allow both.
+    agree: Option<bool>,
+    nodes: Option<u64>,
+    seconds: Option<f64>,
+    /// "search" or "ledger".
+    from: &'static str,
+}
+
+/// The position after the first turn `moves` (0-based houses), whether South is to move there,
+/// and South's store lead.
+fn after_turn(rules: &Rules, moves: &[usize]) -> (Board, bool, i32) {
+    let mut p = Position::start(rules);
+    for &h in moves {
+        p = p.play(rules, h).0;
+    }
+    let south = p.to_move() == Side::South;
+    let lead = p.store(Side::South) as i32 - p.store(Side::North) as i32;
+    (p.board(), south, lead)
+}
+
+/// The goal `goal`, stated for South's final margin, as a goal of the search from a position
+/// whose mover is South (`south`) or North, with South's store lead `lead`.
+fn goal_for_mover(goal: Goal, south: bool, lead: i32) -> Goal {
+    match goal {
+        Goal::Exact => Goal::Exact,
+        // South's margin is the mover's value plus the lead (South to move) or the lead minus it.
+        Goal::Sign { around } if south => Goal::Sign {
+            around: around - lead,
+        },
+        Goal::Sign { around } => Goal::Sign {
+            around: lead - around,
+        },
+    }
+}
+
+/// Bounds on South's final margin from the start (or after the first turn `turn`, 0-based)
+/// that the records of the game's ledger under `proofs` state.
+fn ledger_bounds(proofs: &Path, rules: &Rules, turn: Option<&[usize]>) -> CliResult<(i32, i32)> {
+    let dir = proofs.join(
+        kalah_driver::prove::default_dir(rules)
+            .file_name()
+            .unwrap_or_default(),
+    );
+    let total = Board::start(rules).seeds() as i32;
+    if !dir.is_dir() {
+        return Ok((-total, total));
+    }
+    let s =
+        ledger_summary(&dir).map_err(|e| CliError::failure(format!("{}: {e}", dir.display())))?;
+    let Some(moves) = turn else {
+        return Ok((s.lower, s.upper));
+    };
+    let one_based: Vec<usize> = moves.iter().map(|h| h + 1).collect();
+    // No first turn is worth more than the start.
+    let (mut lower, mut upper) = (-total, s.upper);
+    if let Some(&(_, lo, hi)) = s.openings.iter().find(|o| o.0 == one_based[0]) {
+        // A first move's value is the best of the turns that begin with it.
+        upper = upper.min(hi);
+        if one_based.len() == 1 {
+            lower = lower.max(lo);
+        }
+    }
+    if let Some((_, lo, hi)) = s.turns.iter().find(|t| t.0 == one_based) {
+        lower = lower.max(*lo);
+        upper = upper.min(*hi);
+    }
+    Ok((lower, upper))
 }
 
 /// A fresh search for `rules` over its database under `--db-root` (or the default one) when
@@ -288,7 +503,7 @@ fn verify_books(args: &VerifyArgs) -> CliResult<(usize, usize)> {
     }
     let most = match args.class {
         Class::Ci => 36,
-        Class::Bench => 48,
+        Class::Bench | Class::Long => 48,
         Class::All => u32::MAX,
     };
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&args.books)
