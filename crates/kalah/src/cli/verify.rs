@@ -281,13 +281,7 @@ pub fn run(args: &VerifyArgs) -> CliResult {
         let verdict = if args.class == Class::Long {
             // From the ledger's records: bounds, exact where the proof is finished.
             let (lower, upper) = ledger_bounds(&args.proofs, &rules, turn.as_deref())?;
-            let v = k.judge_bounds(lower, upper);
-            Verdict {
-                nodes: None,
-                seconds: None,
-                from: "ledger",
-                ..v
-            }
+            k.judge_bounds(lower, upper)
         } else {
             bar.set_message(format!(
                 "{}x{} {}",
