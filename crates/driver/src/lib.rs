@@ -4,6 +4,7 @@
 
 #![warn(missing_docs)]
 
+pub mod analyse;
 pub mod book;
 pub mod prove;
 pub mod results;

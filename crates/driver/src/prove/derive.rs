@@ -8,7 +8,7 @@
 //! passes), and fails if every move's fails. The root records of the ledger are claims; a check
 //! derives each one again from the units and reports any that does not follow.
 
-use super::ledger::{Contents, OpeningRecord, Record, RootRecord, TurnRecord, UnitRecord};
+use super::ledger::{Contents, OpeningRecord, Record, RootRecord, TurnRecord, UnitRecord, Verdict};
 use super::tree::{opening_question, questions, turn_question, Facts};
 use super::ProveError;
 use crate::search::{Progress, Search, SearchError};
@@ -487,4 +487,38 @@ pub fn check(
     }
     report.seconds = start.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// The ledger lines of the proven units ("at least" or "below") in `contents`.
+pub fn proven_lines(contents: &Contents) -> Vec<usize> {
+    contents
+        .records
+        .iter()
+        .filter(|(_, r)| matches!(r, Record::Unit(u) if u.verdict != Verdict::Open))
+        .map(|(l, _)| *l)
+        .collect()
+}
+
+/// `n` of `lines` chosen at random with `seed` (the same every time for the same seed): all of
+/// them when `n` is not smaller.
+pub fn sample(lines: &[usize], n: usize, seed: u64) -> HashSet<usize> {
+    if n >= lines.len() {
+        return lines.iter().copied().collect();
+    }
+    // A partial Fisher-Yates shuffle driven by splitmix64.
+    let mut s = seed;
+    let mut next = || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut v = lines.to_vec();
+    for i in 0..n {
+        let j = i + (next() % (v.len() - i) as u64) as usize;
+        v.swap(i, j);
+    }
+    v.truncate(n);
+    v.into_iter().collect()
 }

@@ -4,7 +4,7 @@ use super::common::{
     cancel_flag, log_due, log_interval, progress_bar, show_progress, CliError, CliResult, DbArgs,
     RuleArgs, EXIT_INTERRUPTED,
 };
-use super::solve::open_endgame;
+use super::engine::open_endgame;
 use clap::{Args, Subcommand};
 use kalah_driver::book::{self, Book, BookError, Books, Fact, Measure};
 use kalah_driver::results::{ledger_summary, ResultsFile};
@@ -359,7 +359,7 @@ fn build(args: &BuildArgs) -> CliResult {
             "{}",
             json!({
                 "file": out.display().to_string(),
-                "rules": super::solve::rules_json(&rules),
+                "rules": super::engine::rules_json(&rules),
                 "plies": args.plies,
                 "entries": b.len(),
                 "exact": b.exact(),
@@ -407,7 +407,7 @@ fn info(args: &InfoArgs) -> CliResult {
             "{}",
             json!({
                 "file": args.file.display().to_string(),
-                "rules": super::solve::rules_json(&rules),
+                "rules": super::engine::rules_json(&rules),
                 "plies": b.plies(),
                 "entries": b.len(),
                 "exact": b.exact(),
@@ -507,7 +507,7 @@ fn verify(args: &VerifyArgs) -> CliResult {
         let t = Instant::now();
         let a = search
             .analyse(&board, false, Goal::Exact, &|_| {}, cancel_flag())
-            .map_err(super::solve::search_error)?;
+            .map_err(super::engine::search_error)?;
         let agree = a.value == v;
         bad += usize::from(!agree);
         if !args.json {

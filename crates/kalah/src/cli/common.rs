@@ -1,6 +1,6 @@
 //! What every subcommand shares: the rule flags, errors with exit codes, progress bars.
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kalah_solver::{parse_position, Capture, EndRule, Leftover, Position, Rules};
 use std::fmt;
@@ -474,4 +474,13 @@ mod tests {
             assert!(n >= 10, "{h} houses: {n}");
         }
     }
+}
+
+/// What `solve` and `prove` prove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GoalArg {
+    /// The exact final margin.
+    Exact,
+    /// Only whether the first player wins, draws or loses (much cheaper).
+    Sign,
 }

@@ -7,7 +7,7 @@ use super::common::{
 use clap::{Args, Subcommand};
 use indicatif::ProgressBar;
 use kalah_solver::db::{self, Codec, Database, DbError, Phase, Progress};
-use kalah_solver::{Endgame, Rules};
+use kalah_solver::Rules;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -586,27 +586,19 @@ fn info(a: &InfoArgs) -> CliResult {
     let rules = a.rules.rules()?.play_rules();
     let dir = dir_for(&a.dir, &rules);
     let db = Database::open(&dir, &rules).map_err(db_error)?;
-    let levels = db.levels();
-    let mut rows = Vec::new();
-    let mut total_pos = 0u64;
-    let mut total_bytes = 0u64;
     let spin = spinner(show_progress(a.json) && !a.no_histogram);
-    for l in &levels {
-        spin.set_message(format!("histogram of level {}", l.level));
-        total_pos += l.positions;
-        total_bytes += l.bytes;
-        let hist = if a.no_histogram {
-            None
-        } else {
-            Some(db.histogram(l.level).map_err(db_error)?)
-        };
-        rows.push((l.clone(), hist));
-    }
+    let info = db
+        .info(!a.no_histogram, &mut |l| {
+            spin.set_message(format!("histogram of level {l}"))
+        })
+        .map_err(db_error)?;
     spin.finish_and_clear();
     if a.json {
-        let lv: Vec<_> = rows
+        let lv: Vec<_> = info
+            .levels
             .iter()
-            .map(|(l, h)| {
+            .map(|s| {
+                let l = &s.info;
                 let mut o = json!({
                     "level": l.level,
                     "file": l.path.display().to_string(),
@@ -617,13 +609,9 @@ fn info(a: &InfoArgs) -> CliResult {
                     "block_size": l.block_size,
                     "blocks": l.blocks,
                 });
-                if let Some(h) = h {
-                    let map: serde_json::Map<String, serde_json::Value> = h
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &c)| c > 0)
-                        .map(|(i, &c)| ((i as i64 - l.level as i64).to_string(), json!(c)))
-                        .collect();
+                if let Some(h) = &s.histogram {
+                    let map: serde_json::Map<String, serde_json::Value> =
+                        h.iter().map(|&(v, c)| (v.to_string(), json!(c))).collect();
                     o["histogram"] = serde_json::Value::Object(map);
                 }
                 o
@@ -634,10 +622,10 @@ fn info(a: &InfoArgs) -> CliResult {
             json!({
                 "dir": dir.display().to_string(),
                 "rules": rules.slug(),
-                "max_seeds": db.max_seeds(),
-                "positions": total_pos,
-                "bytes": total_bytes,
-                "ratio": total_bytes as f64 / total_pos as f64,
+                "max_seeds": info.max_seeds,
+                "positions": info.positions,
+                "bytes": info.bytes,
+                "ratio": info.bytes as f64 / info.positions as f64,
                 "levels": lv,
             })
         );
@@ -646,25 +634,21 @@ fn info(a: &InfoArgs) -> CliResult {
     println!("database {} for rules {}", dir.display(), rules.slug());
     println!(
         "levels 0..={}: {} positions, {} bytes on disk, {:.2}% of a byte per position",
-        db.max_seeds(),
-        total_pos,
-        total_bytes,
-        100.0 * total_bytes as f64 / total_pos as f64
+        info.max_seeds,
+        info.positions,
+        info.bytes,
+        100.0 * info.bytes as f64 / info.positions as f64
     );
     println!(
         "{:>5} {:>14} {:>14} {:>7} {:>6}  values (value:count, most common first)",
         "level", "positions", "bytes", "ratio", "codec"
     );
-    for (l, h) in &rows {
-        let hist = match h {
+    for s in &info.levels {
+        let l = &s.info;
+        let hist = match &s.histogram {
             None => String::new(),
             Some(h) => {
-                let mut v: Vec<(i64, u64)> = h
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &c)| c > 0)
-                    .map(|(i, &c)| (i as i64 - l.level as i64, c))
-                    .collect();
+                let mut v = h.clone();
                 v.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
                 let shown: Vec<String> = v
                     .iter()

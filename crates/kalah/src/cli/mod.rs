@@ -3,6 +3,7 @@
 pub mod book;
 pub mod common;
 pub mod db;
+pub mod engine;
 pub mod moves;
 pub mod prove;
 pub mod query;

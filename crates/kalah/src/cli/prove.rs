@@ -2,19 +2,21 @@
 //! `kalah prove status DIR` and `kalah prove check DIR`.
 
 use super::common::{
-    cancel_flag, show_progress, spinner, CliError, CliResult, DbArgs, RuleArgs, EXIT_INTERRUPTED,
+    cancel_flag, show_progress, spinner, CliError, CliResult, DbArgs, GoalArg, RuleArgs,
+    EXIT_INTERRUPTED,
 };
-use super::solve::{default_tt_mb, open_endgame, progress_message, rules_json, Fill, GoalArg};
+use super::engine::{default_tt_mb, open_endgame, progress_message, rules_json, Fill};
 use clap::{Args, Subcommand};
-use kalah_driver::prove::derive::{self, Derivation};
-use kalah_driver::prove::ledger::{self, Record, Verdict};
+use kalah_driver::prove::derive;
+use kalah_driver::prove::ledger;
+use kalah_driver::prove::status::result_word;
 use kalah_driver::prove::{
     default_dir, Coordinator, LocalRunner, ProveConfig, ProveError, ProveGoal, ProveProgress,
-    Runner, STATUS,
+    Runner,
 };
 use kalah_driver::{Search, SearchConfig, SearchError};
 use kalah_solver::{Board, Endgame, Rules};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -558,18 +560,6 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     Ok(())
 }
 
-fn result_word(lo: i32, hi: i32) -> Option<&'static str> {
-    if lo > 0 {
-        Some("win")
-    } else if hi < 0 {
-        Some("loss")
-    } else if lo == 0 && hi == 0 {
-        Some("draw")
-    } else {
-        None
-    }
-}
-
 fn print_value(lo: i32, hi: i32) {
     let who = match result_word(lo, hi) {
         Some("win") => "the first player wins",
@@ -605,79 +595,9 @@ fn status(args: &StatusArgs) -> CliResult {
     let rules = contents.header.rules;
     let endgame = endgame_for(args.db.as_deref(), &rules, true, false)?;
     let search = search_for(&rules, endgame, Some(16), Some(1), true);
-    let mut units = Vec::new();
-    let mut answers = Vec::new();
-    let mut opening_thresholds = Vec::new();
-    let mut turn_answers = Vec::new();
-    let (mut at_least, mut below, mut open) = (0u64, 0u64, 0u64);
-    let (mut nodes, mut seconds) = (0u64, 0f64);
-    for (_, r) in &contents.records {
-        match r {
-            Record::Unit(u) => {
-                match u.verdict {
-                    Verdict::AtLeast => at_least += 1,
-                    Verdict::Below => below += 1,
-                    Verdict::Open => open += 1,
-                }
-                nodes += u.nodes;
-                seconds += u.seconds;
-                units.push(u);
-            }
-            Record::Root(q) => answers.push(q.clone()),
-            Record::Opening(q) => opening_thresholds.push(q.threshold),
-            Record::Turn(q) => turn_answers.push(q.clone()),
-        }
-    }
-    let root = Board::start(&rules);
-    let seeds = root.seeds() as i32;
-    let (lo, hi) = derive::root_bounds(&answers, seeds, search.values_have_parity());
-    // First turns with records, bounded by their records (and the root's upper bound).
-    let turns: Vec<(Vec<usize>, i32, i32)> = kalah_driver::prove::tree::first_turns(&rules)
-        .into_iter()
-        .filter(|m| turn_answers.iter().any(|t| t.moves == *m))
-        .map(|m| {
-            let (a, b) =
-                derive::turn_bounds(&turn_answers, &m, hi, seeds, search.values_have_parity());
-            (m, a, b)
-        })
-        .collect();
-    let snapshot: Option<Value> = std::fs::read_to_string(args.dir.join(STATUS))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
-    let mut thresholds: Vec<i32> = answers.iter().map(|a| a.threshold).collect();
-    thresholds.extend(opening_thresholds);
-    if let Some(t) = snapshot
-        .as_ref()
-        .and_then(|s| s.get("threshold")?.as_i64())
-        .filter(|_| lo < hi)
-    {
-        thresholds.push(t as i32);
-    }
-    thresholds.sort();
-    thresholds.dedup();
-    // No searching here: a status is a look at the ledger.
-    let mut d = Derivation::new(&search, &rules, &units).map_err(CliError::failure)?;
-    d.no_search();
-    let moves = derive::move_bounds(&mut d, &thresholds, hi, search.values_have_parity())
-        .map_err(|e| CliError::failure(e.to_string()))?;
-    let rate = nodes as f64 / seconds.max(1e-9);
-    let proven = at_least + below;
-    let mean = if proven > 0 {
-        nodes as f64 / (proven + open) as f64
-    } else {
-        0.0
-    };
-    let left_units = snapshot
-        .as_ref()
-        .filter(|s| s.get("done").is_none())
-        .and_then(|s| {
-            let phi = s.get("phi")?.as_u64()?;
-            let delta = s.get("delta")?.as_u64()?;
-            Some(phi.min(delta))
-        });
-    let ledger_bytes = std::fs::metadata(ledger::path(&args.dir))
-        .map(|m| m.len())
-        .unwrap_or(0);
+    let st = kalah_driver::prove::status::status(&args.dir, &contents, &search)
+        .map_err(CliError::failure)?;
+    let (lo, hi) = (st.lower, st.upper);
     if args.json {
         println!(
             "{}",
@@ -685,29 +605,31 @@ fn status(args: &StatusArgs) -> CliResult {
                 "rules": rules_json(&rules),
                 "lower": lo,
                 "upper": hi,
-                "result": result_word(lo, hi),
-                "moves": moves.iter().map(|&(h, a, b)| json!({"house": h + 1, "lower": a, "upper": b})).collect::<Vec<_>>(),
-                "first_turns": turns.iter().map(|(m, a, b)| json!({"moves": turn_text(m), "lower": a, "upper": b})).collect::<Vec<_>>(),
-                "units_at_least": at_least,
-                "units_below": below,
-                "units_open": open,
-                "nodes": nodes,
-                "seconds": seconds,
-                "nodes_per_second": rate,
-                "ledger_bytes": ledger_bytes,
-                "torn_bytes": contents.torn_bytes,
-                "snapshot": snapshot,
+                "result": st.result(),
+                "moves": st.moves.iter().map(|&(h, a, b)| json!({"house": h + 1, "lower": a, "upper": b})).collect::<Vec<_>>(),
+                "first_turns": st.turns.iter().map(|(m, a, b)| json!({"moves": turn_text(m), "lower": a, "upper": b})).collect::<Vec<_>>(),
+                "units_at_least": st.units_at_least,
+                "units_below": st.units_below,
+                "units_open": st.units_open,
+                "nodes": st.nodes,
+                "seconds": st.seconds,
+                "nodes_per_second": st.nodes_per_second(),
+                "ledger_bytes": st.ledger_bytes,
+                "torn_bytes": st.torn_bytes,
+                "snapshot": st.snapshot,
             })
         );
         return Ok(());
     }
+    let seeds = Board::start(&rules).seeds() as i32;
     println!("rules: {rules}");
     println!(
-        "ledger: {} ({ledger_bytes} bytes)",
-        ledger::path(&args.dir).display()
+        "ledger: {} ({} bytes)",
+        ledger::path(&args.dir).display(),
+        st.ledger_bytes
     );
     print_value(lo, hi);
-    for (h, a, b) in &moves {
+    for (h, a, b) in &st.moves {
         let bound = match (*a > -seeds, *b < seeds) {
             (true, true) if a == b => format!("{a:+}"),
             (true, true) => format!("between {a:+} and {b:+}"),
@@ -717,7 +639,7 @@ fn status(args: &StatusArgs) -> CliResult {
         };
         println!("  opening move {}: {bound}", h + 1);
     }
-    for (m, a, b) in &turns {
+    for (m, a, b) in &st.turns {
         let bound = if a == b {
             format!("{a:+}")
         } else {
@@ -726,14 +648,19 @@ fn status(args: &StatusArgs) -> CliResult {
         println!("  first turn {}: {bound}", turn_text(m));
     }
     println!(
-        "units: {proven} proven ({at_least} at least, {below} below), {open} out of budget and split"
+        "units: {} proven ({} at least, {} below), {} out of budget and split",
+        st.units_proven(),
+        st.units_at_least,
+        st.units_below,
+        st.units_open
     );
     println!(
-        "work: {nodes} nodes in {:.2} hours of unit time ({:.2} Mnodes/s)",
-        seconds / 3600.0,
-        rate / 1e6
+        "work: {} nodes in {:.2} hours of unit time ({:.2} Mnodes/s)",
+        st.nodes,
+        st.seconds / 3600.0,
+        st.nodes_per_second() / 1e6
     );
-    if let Some(s) = snapshot.as_ref().filter(|s| s.get("done").is_none()) {
+    if let Some(s) = st.running_snapshot() {
         let age = s
             .get("updated")
             .and_then(|u| u.as_u64())
@@ -755,15 +682,14 @@ fn status(args: &StatusArgs) -> CliResult {
             fmt_number(s.get("phi").and_then(|v| v.as_u64()).unwrap_or(0)),
             fmt_number(s.get("delta").and_then(|v| v.as_u64()).unwrap_or(0)),
         );
-    }
-    if let (Some(units_left), true) = (left_units, rate > 0.0 && lo < hi) {
-        if proven == 0 {
+        if lo < hi && st.nodes_per_second() > 0.0 && st.units_proven() == 0 {
             println!("rough estimate: none yet (no unit proven, every one so far split)");
-        } else if units_left < kalah_driver::prove::tree::INF {
+        } else if let Some(e) = st.estimate() {
             println!(
-                "rough estimate: at least {units_left} more units for this question, about {:.1} hours at {:.0} M nodes a unit (the numbers grow as units split)",
-                units_left as f64 * mean / rate / 3600.0,
-                mean / 1e6
+                "rough estimate: at least {} more units for this question, about {:.1} hours at {:.0} M nodes a unit (the numbers grow as units split)",
+                e.units,
+                e.hours,
+                e.nodes_per_unit / 1e6
             );
         }
     }
@@ -781,38 +707,16 @@ fn check(args: &CheckArgs) -> CliResult {
     }
     let endgame = endgame_for(args.db.as_deref(), &rules, false, show_progress(args.json))?;
     let search = search_for(&rules, endgame, args.tt_mb, args.threads, true);
-    let proven: Vec<usize> = contents
-        .records
-        .iter()
-        .filter(|(_, r)| matches!(r, Record::Unit(u) if u.verdict != Verdict::Open))
-        .map(|(l, _)| *l)
-        .collect();
+    let proven = derive::proven_lines(&contents);
     let seed = args.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1)
     });
-    let chosen: std::collections::HashSet<usize> = match args.sample {
-        Some(n) if n < proven.len() => {
-            // A partial Fisher-Yates shuffle driven by splitmix64.
-            let mut s = seed;
-            let mut next = || {
-                s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                let mut z = s;
-                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                z ^ (z >> 31)
-            };
-            let mut v = proven.clone();
-            for i in 0..n {
-                let j = i + (next() % (v.len() - i) as u64) as usize;
-                v.swap(i, j);
-            }
-            v.truncate(n);
-            v.into_iter().collect()
-        }
-        _ => proven.iter().copied().collect(),
+    let chosen = match args.sample {
+        Some(n) => derive::sample(&proven, n, seed),
+        None => proven.iter().copied().collect(),
     };
     if args.sample.is_some() && !args.json {
         eprintln!(

@@ -4,8 +4,9 @@ use super::common::{
     best_houses, cancel_flag, db_dir, read_position, show_progress, spinner, CliError, CliResult,
     RuleArgs, EXIT_USAGE,
 };
-use super::solve::{open_endgame, search_error};
+use super::engine::{open_endgame, search_error};
 use clap::Args;
+use kalah_driver::analyse::{AnalyseError, Analyser, Answer, SearchSource, Source, Step};
 use kalah_driver::book::Books;
 use kalah_driver::{Search, SearchConfig};
 use kalah_solver::db::Database;
@@ -121,220 +122,149 @@ pub fn open_db(db: &Option<PathBuf>, rules: &Rules) -> CliResult<Option<Database
     }
 }
 
-/// The answer for one position.
-pub struct Answer {
-    /// Value for the player to move (the lower bound when `bounds` is set).
-    pub value: i32,
-    /// (0-based house, value) for every legal move (lower bounds when `bounds` is set).
-    pub moves: Vec<(usize, i32)>,
-    /// Where the values came from.
-    pub source: &'static str,
-    /// When the search's budget ran out: the proven upper bound of the position and of each
-    /// move (lower bounds are `value` and `moves`).
-    pub bounds: Option<(i32, Vec<i32>)>,
+impl SearchSource for &Solver {
+    fn search(&mut self) -> Result<&Search, AnalyseError> {
+        Solver::search(self).map_err(|e| AnalyseError::NoSearch(e.message))
+    }
 }
 
-/// Computes the value of a board and of each of its moves.
+fn analyse_error(e: AnalyseError) -> CliError {
+    match e {
+        AnalyseError::Book(e) => super::book::book_error(e),
+        AnalyseError::Search(e) => search_error(e),
+        AnalyseError::Interrupted => CliError {
+            code: super::common::EXIT_INTERRUPTED,
+            message: "interrupted".into(),
+        },
+        e => CliError::failure(e.to_string()),
+    }
+}
+
+/// The value of a board and of each of its moves: the book, the database, or the search over
+/// the database within the budget (a spinner on stderr while it searches).
 pub fn analyse(solver: &Solver, board: &Board) -> CliResult<Answer> {
-    let rules = &solver.rules;
-    let db = solver.db.as_ref();
-    if let Some(v) = board.final_value(rules) {
-        return Ok(Answer {
-            value: v,
-            moves: Vec::new(),
-            source: "final",
-            bounds: None,
-        });
-    }
-    let covered = db.is_some_and(|db| board.seeds() <= db.max_seeds());
-    if let Some(a) = solver
-        .books
-        .answer(rules, board)
-        .map_err(super::book::book_error)?
-        .filter(|a| a.exact() || !covered)
-    {
-        let exact = a.exact();
-        return Ok(Answer {
-            value: a.lower,
-            moves: a.moves.iter().map(|m| (m.0, m.1)).collect(),
-            source: "book",
-            bounds: (!exact).then(|| (a.upper, a.moves.iter().map(|m| m.2).collect())),
-        });
-    }
-    if let Some(db) = db.filter(|db| board.seeds() <= db.max_seeds()) {
-        let probe = |b: &Board| -> CliResult<i32> {
-            db.probe(b)?.ok_or_else(|| {
-                CliError::failure(format!("{}: no value for {b}", db.dir().display()))
-            })
-        };
-        let value = probe(board)?;
-        let mut moves = Vec::new();
-        for h in board.legal_houses() {
-            let s = board.sow(rules, h);
-            moves.push((h, s.value_with(probe(&s.next())?)));
-        }
-        // The stored value must be the best move's value: anything else is a damaged database.
-        if moves.iter().map(|m| m.1).max() != Some(value) {
-            return Err(CliError::failure(format!(
-                "{}: the stored value of {board} disagrees with its moves; run `kalah db verify --full`",
-                db.dir().display()
-            )));
-        }
-        return Ok(Answer {
-            value,
-            moves,
-            source: "database",
-            bounds: None,
-        });
-    }
-    // Larger than the database: the proving search, over the database, move by move, within
-    // the budget; what is not proven by then is reported as bounds.
-    let search = solver.search()?;
-    if !solver.json {
-        eprintln!(
-            "searching: {} seeds on the board, more than the database holds ({}); at most {:.0} s, then the bounds proven",
-            board.seeds(),
-            solver.db.as_ref().map(|d| d.max_seeds().to_string()).unwrap_or_else(|| "no database".into()),
-            solver.budget.as_secs_f64()
-        );
-    }
-    let bar = spinner(show_progress(solver.json));
     let deadline = Instant::now() + solver.budget;
-    let legal: Vec<usize> = board.legal_houses().collect();
-    let mut moves = Vec::new();
-    let mut uppers = Vec::new();
-    for (i, &h) in legal.iter().enumerate() {
-        bar.set_message(format!("move {} ({}/{})", h + 1, i + 1, legal.len()));
-        let s = board.sow(rules, h);
-        let child = s.next();
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        let done = std::sync::atomic::AtomicBool::new(false);
-        let r = std::thread::scope(|scope| {
-            let timer = scope.spawn(|| {
-                while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    if Instant::now() >= deadline
-                        || cancel_flag().load(std::sync::atomic::Ordering::Relaxed)
-                    {
-                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                        return;
-                    }
-                    std::thread::park_timeout(std::time::Duration::from_millis(20));
-                }
-            });
-            let r = search.bounds(&child, &stop);
-            done.store(true, std::sync::atomic::Ordering::Relaxed);
-            timer.thread().unpark();
-            r
-        });
-        if cancel_flag().load(std::sync::atomic::Ordering::Relaxed) {
-            bar.finish_and_clear();
-            return Err(CliError {
-                code: super::common::EXIT_INTERRUPTED,
-                message: "interrupted".into(),
-            });
+    let bar = spinner(show_progress(solver.json));
+    let mut told = false;
+    let mut on_search = |step: Step| {
+        if !told && !solver.json {
+            eprintln!(
+                "searching: {} seeds on the board, more than the database holds ({}); at most {:.0} s, then the bounds proven",
+                board.seeds(),
+                solver.db.as_ref().map(|d| d.max_seeds().to_string()).unwrap_or_else(|| "no database".into()),
+                solver.budget.as_secs_f64()
+            );
         }
-        let (lo, hi, _) = r.map_err(search_error)?;
-        let gain = s.gain as i32;
-        let (lower, upper) = if s.extra_turn {
-            (gain + lo, gain + hi)
-        } else {
-            (gain - hi, gain - lo)
-        };
-        moves.push((h, lower));
-        uppers.push(upper);
-    }
+        told = true;
+        bar.set_message(format!(
+            "move {} ({}/{})",
+            step.house + 1,
+            step.index + 1,
+            step.of
+        ));
+    };
+    let analyser = Analyser {
+        rules: &solver.rules,
+        books: &solver.books,
+        db: solver.db.as_ref(),
+    };
+    let r = analyser.analyse(
+        board,
+        &mut &*solver,
+        deadline,
+        cancel_flag(),
+        &mut on_search,
+    );
     bar.finish_and_clear();
-    let value = moves.iter().map(|m| m.1).max().unwrap();
-    let upper = uppers.iter().copied().max().unwrap();
-    let exact = value == upper && moves.iter().zip(&uppers).all(|(m, &u)| m.1 == u);
-    Ok(Answer {
-        value,
-        moves,
-        source: if exact { "search" } else { "bounds" },
-        bounds: (!exact).then_some((upper, uppers)),
-    })
+    r.map_err(analyse_error)
 }
 
 fn to_json(pos: &Position, answer: &Answer, seconds: f64) -> Value {
-    if let Some((upper, uppers)) = &answer.bounds {
+    if !answer.exact() {
         return json!({
             "position": pos.full(),
             "to_move": pos.to_move().name(),
             "value": null,
-            "lower": answer.value,
-            "upper": upper,
+            "lower": answer.lower,
+            "upper": answer.upper,
             "margin": null,
             "over": false,
-            "moves": answer.moves.iter().zip(uppers).map(|(&(h, lo), &hi)| json!({
-                "house": h + 1,
-                "value": (lo == hi).then_some(lo),
-                "lower": lo,
-                "upper": hi,
+            "moves": answer.moves.iter().map(|m| json!({
+                "house": m.house + 1,
+                "value": (m.lower == m.upper).then_some(m.lower),
+                "lower": m.lower,
+                "upper": m.upper,
             })).collect::<Vec<_>>(),
             "best": [],
-            "source": answer.source,
+            "source": answer.source.name(),
             "seconds": seconds,
         });
     }
-    let best = best_houses(&answer.moves, answer.value);
+    let values: Vec<(usize, i32)> = answer.moves.iter().map(|m| (m.house, m.lower)).collect();
     json!({
         "position": pos.full(),
         "to_move": pos.to_move().name(),
-        "value": answer.value,
-        "margin": answer.value + pos.store_lead(),
+        "value": answer.lower,
+        "margin": answer.lower + pos.store_lead(),
         "over": answer.moves.is_empty(),
-        "moves": answer.moves.iter().map(|&(h, v)| json!({"house": h + 1, "value": v})).collect::<Vec<_>>(),
-        "best": best,
-        "source": answer.source,
+        "moves": values.iter().map(|&(h, v)| json!({"house": h + 1, "value": v})).collect::<Vec<_>>(),
+        "best": best_houses(&values, answer.lower),
+        "source": answer.source.name(),
         "seconds": seconds,
     })
 }
 
 fn print_text(pos: &Position, answer: &Answer) {
     let who = pos.to_move().name();
-    if let Some((upper, uppers)) = &answer.bounds {
-        println!("position: {}", pos.full());
-        let why = if answer.source == "book" {
+    println!("position: {}", pos.full());
+    if !answer.exact() {
+        let why = if answer.source == Source::Book {
             "proven bounds from the opening book"
         } else {
             "the search's budget ran out; --budget SECS for more"
         };
-        if answer.value == *upper {
-            println!("value for {who} (to move): {upper:+} ({why}; some moves have bounds only)");
+        if answer.lower == answer.upper {
+            println!(
+                "value for {who} (to move): {:+} ({why}; some moves have bounds only)",
+                answer.upper
+            );
         } else {
             println!(
-                "value for {who} (to move): between {:+} and {upper:+} ({why})",
-                answer.value
+                "value for {who} (to move): between {:+} and {:+} ({why})",
+                answer.lower, answer.upper
             );
         }
-        for (&(h, lo), &hi) in answer.moves.iter().zip(uppers) {
-            if lo == hi {
-                println!("  house {}: {lo:+}", h + 1);
+        for m in &answer.moves {
+            if m.lower == m.upper {
+                println!("  house {}: {:+}", m.house + 1, m.lower);
             } else {
-                println!("  house {}: {lo:+} to {hi:+}", h + 1);
+                println!("  house {}: {:+} to {:+}", m.house + 1, m.lower, m.upper);
             }
         }
         return;
     }
-    println!("position: {}", pos.full());
     if answer.moves.is_empty() {
         println!(
             "game over: value {:+} for {who} (seeds left settled), final margin {:+}",
-            answer.value,
-            answer.value + pos.store_lead()
+            answer.lower,
+            answer.lower + pos.store_lead()
         );
         return;
     }
     println!(
         "value for {who} (to move): {:+}   final margin ({who} - {}): {:+}   [{}]",
-        answer.value,
+        answer.lower,
         pos.to_move().other().name(),
-        answer.value + pos.store_lead(),
-        answer.source
+        answer.lower + pos.store_lead(),
+        answer.source.name()
     );
-    for &(h, v) in &answer.moves {
-        let mark = if v == answer.value { "  best" } else { "" };
-        println!("  house {}: {v:+}{mark}", h + 1);
+    for m in &answer.moves {
+        let mark = if m.lower == answer.lower {
+            "  best"
+        } else {
+            ""
+        };
+        println!("  house {}: {:+}{mark}", m.house + 1, m.lower);
     }
 }
 

@@ -15,6 +15,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use clap::Args;
+use kalah_driver::analyse::{AnalyseError, Analyser, SearchSource, Source};
 use kalah_driver::book::Books;
 use kalah_driver::{Search, SearchConfig};
 use kalah_solver::db::Database;
@@ -94,7 +95,7 @@ fn bad(msg: impl Into<String>) -> ApiError {
 }
 
 fn rules_json(r: &Rules) -> Value {
-    super::solve::rules_json(r)
+    super::engine::rules_json(r)
 }
 
 impl Shared {
@@ -196,16 +197,6 @@ impl Shared {
     }
 }
 
-/// A move's answer: bounds on its value for the player to move (equal when exact).
-struct MoveAnswer {
-    house: usize,
-    lower: i32,
-    upper: i32,
-    next: Position,
-    extra_turn: bool,
-    captured: Option<u32>,
-}
-
 fn db_value(db: &Database, b: &Board) -> Result<i32, ApiError> {
     db.probe(b)
         .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
@@ -240,6 +231,46 @@ fn database_pv(rules: &Rules, db: &Database, pos: &Position) -> Result<Vec<Strin
     Ok(pv)
 }
 
+/// A search from the pool, taken when the answer first needs one (waiting at most `wait` for
+/// a permit) and given back when the answer is done.
+struct Pooled<'a> {
+    sh: &'a Shared,
+    rules: &'a Rules,
+    db: &'a Option<Arc<Database>>,
+    wait: Duration,
+    search: Option<(Search, tokio::sync::SemaphorePermit<'a>)>,
+}
+
+impl SearchSource for Pooled<'_> {
+    fn search(&mut self) -> Result<&Search, AnalyseError> {
+        if self.search.is_none() {
+            let waiting = Instant::now();
+            let permit = loop {
+                if let Ok(p) = self.sh.permits.try_acquire() {
+                    break p;
+                }
+                if waiting.elapsed() >= self.wait {
+                    return Err(AnalyseError::NoSearch(BUSY.into()));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            };
+            self.search = Some((self.sh.take(self.rules, self.db), permit));
+        }
+        Ok(&self.search.as_ref().unwrap().0)
+    }
+}
+
+impl Drop for Pooled<'_> {
+    fn drop(&mut self) {
+        if let Some((s, permit)) = self.search.take() {
+            self.sh.put(self.rules, s);
+            drop(permit);
+        }
+    }
+}
+
+const BUSY: &str = "every search is busy; try again";
+
 /// The answer for one request (run on a blocking thread).
 fn answer(
     sh: &Shared,
@@ -251,162 +282,81 @@ fn answer(
     let start = Instant::now();
     let board = pos.board();
     let db = sh.db(rules)?;
-    let lead = pos.store_lead();
-    let mut source = "database";
-    let mut nodes = 0u64;
-    let mut moves = Vec::new();
-    let mut pv = Vec::new();
-    let value_bounds: (i32, i32);
     let books = sh.books(rules)?;
-    let covered_by_db = db.as_ref().is_some_and(|d| board.seeds() <= d.max_seeds());
-    let book_answer = books
-        .answer(rules, &board)
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        .filter(|a| a.exact() || !covered_by_db);
-    if let Some(v) = board.final_value(rules) {
-        source = "final";
-        value_bounds = (v, v);
-    } else if let Some(a) = book_answer {
-        source = "book";
-        for &(h, lower, upper) in &a.moves {
-            let (next, s) = pos.play(rules, h);
-            moves.push(MoveAnswer {
-                house: h,
-                lower,
-                upper,
-                next,
-                extra_turn: s.extra_turn,
-                captured: s.captured,
-            });
-        }
-        value_bounds = (a.lower, a.upper);
-        let mut p = *pos;
-        for h in books
-            .principal_variation(rules, &board, 400)
-            .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        {
-            pv.push(format!("{}{}", p.to_move().letter(), h + 1));
-            p = p.play(rules, h).0;
-        }
-    } else {
-        let covered = |b: &Board| {
-            b.final_value(rules).is_some()
-                || db.as_ref().is_some_and(|d| b.seeds() <= d.max_seeds())
-        };
-        let value_of = |b: &Board| -> Result<i32, ApiError> {
-            match b.final_value(rules) {
-                Some(v) => Ok(v),
-                None => db_value(db.as_ref().unwrap(), b),
-            }
-        };
-        // The answer is due within the budget: the searches stop a little before it, leaving
-        // time for the moves not searched yet and the reply.
-        let deadline = start + budget - (budget / 10).min(Duration::from_millis(200));
-        let mut search: Option<Search> = None;
-        let mut permit = None;
-        for h in board.legal_houses() {
-            let (next, s) = pos.play(rules, h);
-            let child = s.next();
-            let (lo, hi) = if covered(&child) {
-                let v = value_of(&child)?;
-                (v, v)
-            } else {
-                source = "search";
-                if search.is_none() {
-                    // One of the bounded searches, waited for at most the permit wait.
-                    let waiting = Instant::now();
-                    loop {
-                        if let Ok(p) = sh.permits.try_acquire() {
-                            permit = Some(p);
-                            break;
-                        }
-                        if waiting.elapsed() >= permit_wait {
-                            return Err(ApiError(
-                                StatusCode::SERVICE_UNAVAILABLE,
-                                "every search is busy; try again".into(),
-                            ));
-                        }
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    search = Some(sh.take(rules, &db));
-                }
-                let cancel = Arc::new(AtomicBool::new(false));
-                let left = deadline.saturating_duration_since(Instant::now());
-                let timer = {
-                    let cancel = cancel.clone();
-                    std::thread::spawn(move || {
-                        std::thread::park_timeout(left);
-                        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                    })
-                };
-                let r = search.as_ref().unwrap().bounds(&child, &cancel);
-                timer.thread().unpark();
-                let _ = timer.join();
-                let (lo, hi, n) =
-                    r.map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
-                nodes += n;
-                (lo, hi)
-            };
-            let gain = s.gain as i32;
-            let (lower, upper) = if s.extra_turn {
-                (gain + lo, gain + hi)
-            } else {
-                (gain - hi, gain - lo)
-            };
-            moves.push(MoveAnswer {
-                house: h,
-                lower,
-                upper,
-                next,
-                extra_turn: s.extra_turn,
-                captured: s.captured,
-            });
-        }
-        if let Some(s) = search {
-            sh.put(rules, s);
-        }
-        drop(permit);
-        value_bounds = (
-            moves.iter().map(|m| m.lower).max().unwrap(),
-            moves.iter().map(|m| m.upper).max().unwrap(),
-        );
-        if source == "database" && value_bounds.0 == value_bounds.1 {
-            if let Some(d) = &db {
-                if board.seeds() <= d.max_seeds() {
-                    pv = database_pv(rules, d, pos)?;
-                }
+    // The answer is due within the budget: the searches stop a little before it, leaving
+    // time for the moves not searched yet and the reply.
+    let deadline = start + budget - (budget / 10).min(Duration::from_millis(200));
+    let never = AtomicBool::new(false);
+    let analyser = Analyser {
+        rules,
+        books: &books,
+        db: db.as_deref(),
+    };
+    let mut pool = Pooled {
+        sh,
+        rules,
+        db: &db,
+        wait: permit_wait,
+        search: None,
+    };
+    let a = analyser
+        .analyse(&board, &mut pool, deadline, &never, &mut |_| {})
+        .map_err(|e| match e {
+            AnalyseError::NoSearch(m) => ApiError(StatusCode::SERVICE_UNAVAILABLE, m),
+            e => ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        })?;
+    drop(pool);
+    let mut pv = Vec::new();
+    match a.source {
+        Source::Book => {
+            let mut p = *pos;
+            for h in books
+                .principal_variation(rules, &board, 400)
+                .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+            {
+                pv.push(format!("{}{}", p.to_move().letter(), h + 1));
+                p = p.play(rules, h).0;
             }
         }
+        Source::Database => {
+            if let Some(d) = db.as_deref().filter(|d| board.seeds() <= d.max_seeds()) {
+                pv = database_pv(rules, d, pos)?;
+            }
+        }
+        _ => {}
     }
-    let (lo, hi) = value_bounds;
-    let exact = lo == hi;
-    let best: Vec<usize> = moves
+    let (lo, hi) = (a.lower, a.upper);
+    let best: Vec<usize> = a
+        .moves
         .iter()
-        .filter(|m| exact && m.lower == lo && m.upper == lo)
+        .filter(|m| lo == hi && m.lower == lo && m.upper == lo)
         .map(|m| m.house + 1)
         .collect();
     Ok(json!({
         "rules": rules_json(rules),
         "position": pos.full(),
         "to_move": pos.to_move().name(),
-        "over": moves.is_empty(),
-        "value": exact.then_some(lo),
+        "over": a.moves.is_empty(),
+        "value": (lo == hi).then_some(lo),
         "lower": lo,
         "upper": hi,
-        "margin": exact.then_some(lo + lead),
-        "source": if exact || source == "book" { source } else { "bounds" },
-        "moves": moves.iter().map(|m| json!({
-            "house": m.house + 1,
-            "value": (m.lower == m.upper).then_some(m.lower),
-            "lower": m.lower,
-            "upper": m.upper,
-            "next": m.next.full(),
-            "extra_turn": m.extra_turn,
-            "capture": m.captured,
-        })).collect::<Vec<_>>(),
+        "margin": (lo == hi).then_some(lo + pos.store_lead()),
+        "source": a.source.name(),
+        "moves": a.moves.iter().map(|m| {
+            let (next, s) = pos.play(rules, m.house);
+            json!({
+                "house": m.house + 1,
+                "value": (m.lower == m.upper).then_some(m.lower),
+                "lower": m.lower,
+                "upper": m.upper,
+                "next": next.full(),
+                "extra_turn": s.extra_turn,
+                "capture": s.captured,
+            })
+        }).collect::<Vec<_>>(),
         "best": best,
         "pv": pv,
-        "nodes": nodes,
+        "nodes": a.nodes,
         "seconds": start.elapsed().as_secs_f64(),
     }))
 }

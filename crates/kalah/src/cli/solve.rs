@@ -1,28 +1,21 @@
 //! `kalah solve`: prove the value of the start position.
 
 use super::common::{
-    best_houses, cancel_flag, db_dir, show_progress, spinner, CliError, CliResult, DbArgs,
-    RuleArgs, EXIT_INTERRUPTED,
+    best_houses, cancel_flag, show_progress, spinner, CliError, CliResult, DbArgs, GoalArg,
+    RuleArgs,
 };
-use clap::{Args, ValueEnum};
+use super::engine::{
+    default_tt_mb, open_endgame, progress_message, rules_json, search_error, Fill,
+};
+use clap::Args;
 use indicatif::ProgressBar;
-use kalah_driver::{results, Analysis, Goal, Pie, Progress, Search, SearchConfig, SearchError};
-use kalah_solver::db::Database;
+use kalah_driver::{results, Analysis, Goal, Pie, Progress, Search, SearchConfig};
 use kalah_solver::{Board, Endgame, Position, Rules};
 use serde_json::{json, Value};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// What `solve` proves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum GoalArg {
-    /// The exact final margin.
-    Exact,
-    /// Only whether the first player wins, draws or loses (much cheaper).
-    Sign,
-}
 
 /// Arguments of `kalah solve`.
 ///
@@ -112,130 +105,6 @@ pub struct SolveArgs {
     pub trace: bool,
 }
 
-/// Opens the endgame database in `dir` for `rules` (without `dir`, the default directory
-/// `data/db/<rules>` when it exists): the one place where the search gets its database. Unless
-/// `lazy`, every compressed level is decoded into memory first (a search probes at random);
-/// stored and search levels are probed from their memory maps as they are, and with `fill`
-/// read into the page cache first ([`super::common::fill_page_cache`]).
-pub fn open_endgame(
-    dir: Option<&Path>,
-    rules: &Rules,
-    lazy: bool,
-    upto: Option<u32>,
-    fill: Option<Fill>,
-) -> CliResult<Option<Arc<dyn Endgame>>> {
-    let Some(dir) = db_dir(dir, rules) else {
-        return Ok(None);
-    };
-    let mut db = Database::open(&dir, rules)?;
-    if let Some(n) = upto {
-        if n > db.max_seeds() {
-            return Err(CliError::usage(format!(
-                "--db-upto {n}: {} holds levels 0..={} only",
-                dir.display(),
-                db.max_seeds()
-            )));
-        }
-        db.keep_levels(n);
-    }
-    if !lazy {
-        db.load_into_memory()?;
-    }
-    if let Some(f) = fill {
-        if let Some(c) = super::common::fill_page_cache(&db, f.evict, f.visible)? {
-            let gb = |b: u64| b as f64 / 1e9;
-            let total = c.bytes;
-            let huge = c.huge_bytes.map(|h| h.min(total));
-            if c.read > 0 {
-                let said = huge
-                    .map(|h| format!(", {:.2} GB of it in huge pages", gb(h)))
-                    .unwrap_or_default();
-                eprintln!(
-                    "read {:.2} GB of the database into memory in {:.1} s{said}",
-                    gb(c.read),
-                    c.seconds
-                );
-            } else if huge.is_some_and(|h| h < total / 2) && total >= 1 << 30 {
-                eprintln!(
-                    "the database ({:.2} GB) is in memory, {:.2} GB of it in huge pages; \
-                     --db-huge-pages reads it again into huge pages (faster probes)",
-                    gb(total),
-                    gb(huge.unwrap_or(0))
-                );
-            }
-        }
-        if f.lock {
-            match db.lock_in_memory() {
-                Ok(b) => eprintln!("locked {:.2} GB of the database in memory", b as f64 / 1e9),
-                Err(e) => eprintln!(
-                    "warning: the database is not locked in memory ({e}); the search goes on \
-                     without --db-lock (raise the limit with `ulimit -l`)"
-                ),
-            }
-        }
-    }
-    Ok(Some(Arc::new(db)))
-}
-
-/// How [`open_endgame`] prepares the levels probed in place before a search.
-#[derive(Clone, Copy, Debug)]
-pub struct Fill {
-    /// Read every file again, even when cached, so that it lands in huge pages
-    /// (`--db-huge-pages`).
-    pub evict: bool,
-    /// Lock the levels probed in place in memory afterwards (`--db-lock`).
-    pub lock: bool,
-    /// Show a progress bar.
-    pub visible: bool,
-}
-
-/// A progress line for a spinner.
-pub fn progress_message(p: &Progress) -> String {
-    let mut moves = if p.moves_total > 0 {
-        format!(" | moves {}/{}", p.moves_done, p.moves_total)
-    } else {
-        String::new()
-    };
-    if p.probe_moves_total > 0 {
-        moves += &format!(
-            " | this probe: {}/{} moves settled",
-            p.probe_moves_done, p.probe_moves_total
-        );
-        if let Some(share) = p.probe_share {
-            moves += &format!(", about {:.4}% done", share * 100.0);
-        }
-        if !p.probe_path.is_empty() {
-            // Per ply: moves settled/moves, "a" where every move must be settled.
-            let path: Vec<String> = p
-                .probe_path
-                .iter()
-                .map(|&(d, t, all)| format!("{d}/{t}{}", if all { "a" } else { "" }))
-                .collect();
-            moves += &format!(" (path {})", path.join(" "));
-        }
-    }
-    format!(
-        "{} | bounds [{:+}, {:+}]{moves} | {} nodes | {:.2} Mnodes/s | table {:.0}%",
-        p.stage,
-        p.lower,
-        p.upper,
-        p.nodes,
-        p.nodes_per_second / 1e6,
-        p.tt_fill * 100.0
-    )
-}
-
-/// Maps a search error to the CLI's error and exit status.
-pub fn search_error(e: SearchError) -> CliError {
-    match e {
-        SearchError::Interrupted { .. } => CliError {
-            code: EXIT_INTERRUPTED,
-            message: e.to_string(),
-        },
-        SearchError::Db(_) | SearchError::Checkpoint(_) => CliError::failure(e.to_string()),
-    }
-}
-
 /// The search configuration for the flags.
 fn config(args: &SolveArgs, endgame: Option<Arc<dyn Endgame>>) -> SearchConfig {
     let mut c = SearchConfig {
@@ -280,12 +149,6 @@ pub fn parse_deepening(s: &str) -> Result<(u32, u32, u32), String> {
         }
         _ => Err("expected FIRST,STEP,LAST (for example 5,3,17) or off".into()),
     }
-}
-
-/// The table size when `--tt-mb` is not given: a sixteenth of the machine's memory, at least
-/// 64 MiB and at most 4 GiB (the table is mapped lazily: pages are taken as they are used).
-pub fn default_tt_mb() -> usize {
-    (super::common::memory_mib() / 16).clamp(64, 4096)
 }
 
 /// The moves of a principal variation from `pos`, as `S3`, `N1`...
@@ -345,17 +208,6 @@ fn analysis_json(rules: &Rules, db: &DbFacts, goal: GoalArg, a: &Analysis) -> Va
         "database_seeds": db.seeds,
         "database_load_seconds": db.load_seconds,
         "table_mib": db.table_mib,
-    })
-}
-
-/// The rules as a JSON object.
-pub fn rules_json(rules: &Rules) -> Value {
-    json!({
-        "houses": rules.houses,
-        "seeds": rules.seeds,
-        "capture": rules.capture.name(),
-        "leftover": rules.leftover.name(),
-        "end": rules.end.name(),
     })
 }
 

@@ -2,7 +2,7 @@
 
 use super::common::cancel_flag;
 use super::common::{default_db_dir, progress_bar, show_progress, CliError, CliResult, RuleArgs};
-use super::solve::{open_endgame, progress_message, search_error};
+use super::engine::{open_endgame, progress_message, search_error};
 use clap::{Args, ValueEnum};
 use kalah_driver::results::{first_turns, ledger_summary, notation};
 use kalah_driver::{Goal, Progress, Search, SearchConfig};

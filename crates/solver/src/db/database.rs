@@ -116,6 +116,28 @@ pub struct LevelInfo {
     pub blocks: u64,
 }
 
+/// One level's facts and, when asked for, how many of its boards have each value.
+#[derive(Clone, Debug)]
+pub struct LevelSummary {
+    /// The level's facts (from its header).
+    pub info: LevelInfo,
+    /// (value, boards) for every value some board has, in value order; `None` when not asked.
+    pub histogram: Option<Vec<(i32, u64)>>,
+}
+
+/// What `kalah db info` shows of a database: its levels and their totals.
+#[derive(Clone, Debug)]
+pub struct DatabaseInfo {
+    /// The largest level.
+    pub max_seeds: u32,
+    /// Positions in every level.
+    pub positions: u64,
+    /// Bytes of every level's file.
+    pub bytes: u64,
+    /// Each level, smallest first.
+    pub levels: Vec<LevelSummary>,
+}
+
 /// An open endgame database: the contiguous levels `0..=max_seeds` of one directory, for one
 /// set of play rules. Probes are safe from many threads at once.
 pub struct Database {
@@ -307,6 +329,39 @@ impl Database {
                 blocks: f.block_count(),
             })
             .collect()
+    }
+
+    /// Every level's facts and totals; with `histograms`, also each level's count of boards
+    /// by value (`on_level` is called before each level's is read: a version 1 file is
+    /// decompressed whole to count them).
+    pub fn info(
+        &self,
+        histograms: bool,
+        on_level: &mut dyn FnMut(u32),
+    ) -> Result<DatabaseInfo, DbError> {
+        let mut levels = Vec::new();
+        for info in self.levels() {
+            let histogram = if histograms {
+                on_level(info.level);
+                let h = self.histogram(info.level)?;
+                Some(
+                    h.iter()
+                        .enumerate()
+                        .filter(|(_, &c)| c > 0)
+                        .map(|(i, &c)| (i as i32 - info.level as i32, c))
+                        .collect(),
+                )
+            } else {
+                None
+            };
+            levels.push(LevelSummary { info, histogram });
+        }
+        Ok(DatabaseInfo {
+            max_seeds: self.max_seeds(),
+            positions: levels.iter().map(|l| l.info.positions).sum(),
+            bytes: levels.iter().map(|l| l.info.bytes).sum(),
+            levels,
+        })
     }
 
     /// The number of boards of each value in level `level`: entry `v + level` counts value `v`.

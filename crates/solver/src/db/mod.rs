@@ -78,7 +78,7 @@ mod writer;
 pub use build_db::{build, build_with, BuildReport};
 pub use codec::Codec;
 pub use convert::{convert, ConvertReport};
-pub use database::{Database, LevelInfo};
+pub use database::{Database, DatabaseInfo, LevelInfo, LevelSummary};
 pub use dir_lock::{try_lock, LOCK_FILE};
 pub use error::DbError;
 pub use format::level_path;
