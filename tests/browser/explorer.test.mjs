@@ -79,8 +79,19 @@ try {
   // Every recorded game of 3 to 5 seeds whose first turns are all known: the book answers its
   // start at once (standard and empty capture first, then the other rule books).
   const games = results.entries.filter((e) => e.houses === 6 && e.seeds <= 5 && e.turns && e.turns.length > 0);
-  // (6x5 standard and empty capture join them once their first turns are proven: issue 34.)
-  for (const seeds of [3, 4]) {
+  // The games whose first turns a proof ledger holds, all exact (6x5 standard and empty
+  // capture), as `kalah results --json` derives them from data/proofs.
+  const table = spawnSync(bin, ["results", "--json"], { cwd: root, encoding: "utf8" });
+  check(table.status === 0, "kalah results --json: " + table.stderr);
+  for (const g of JSON.parse(table.stdout || '{"games": []}').games) {
+    const turns = g.ledger_turns || [];
+    if (g.houses === 6 && g.seeds <= 5 && !games.some((e) => e.seeds === g.seeds && e.capture === g.capture && e.leftover === g.leftover && e.end === g.end)
+        && turns.length > 0 && g.lower === g.upper && turns.every((t) => t.lower === t.upper)) {
+      games.push({ houses: 6, seeds: g.seeds, capture: g.capture, leftover: g.leftover, end: g.end, value: g.lower,
+        turns: turns.map((t) => ({ moves: t.moves.split(" ").map((m) => Number(m.slice(1))), margin: t.lower })) });
+    }
+  }
+  for (const seeds of [3, 4, 5]) {
     for (const capture of ["standard", "empty"]) {
       check(games.some((e) => e.seeds === seeds && e.capture === capture && e.leftover === "owner" && e.end === "either"), `6x${seeds} ${capture}: the results table holds every first turn`);
     }

@@ -10,7 +10,7 @@
 //! Exit status: 0 success, 1 the work failed (I/O error, corrupt database), 2 bad flags.
 
 use clap::Parser;
-use kalah_solver::db::{self, Database, DbError};
+use kalah_solver::db::{self, Database, DbError, PageCacheFill};
 use kalah_solver::{Board, Capture, EndRule, Endgame, Leftover, Rules};
 use serde_json::json;
 use std::path::PathBuf;
@@ -100,44 +100,6 @@ impl XorShift {
     }
 }
 
-/// What reading the in-place levels into the page cache did: bytes read, seconds, and the bytes
-/// of this process's file maps in huge pages after it (`None` where the system does not say).
-struct Fill {
-    read: u64,
-    seconds: f64,
-    huge_bytes: Option<u64>,
-}
-
-/// Reads the levels of `db` probed in place into the page cache again (dropping their cached
-/// pages first), when they fit in nine tenths of the memory available; `None` when they do not.
-fn fill_page_cache(db: &Database) -> Result<Option<Fill>, Failure> {
-    let bytes = db.in_place_bytes();
-    let available = proc_bytes("/proc/meminfo", "MemAvailable:").unwrap_or(u64::MAX);
-    if bytes > available / 10 * 9 {
-        eprintln!(
-            "not reading the database ahead: {:.2} GB would not fit in the memory available ({:.2} GB)",
-            bytes as f64 / 1e9,
-            available as f64 / 1e9
-        );
-        return Ok(None);
-    }
-    let t = Instant::now();
-    let read = db.read_into_page_cache(true, &|_| {})?;
-    Ok(Some(Fill {
-        read,
-        seconds: t.elapsed().as_secs_f64(),
-        huge_bytes: proc_bytes("/proc/self/smaps_rollup", "FilePmdMapped:"),
-    }))
-}
-
-/// A `field:   N kB` line of a `/proc` file, in bytes (Linux; `None` elsewhere).
-fn proc_bytes(path: &str, field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let line = text.lines().find(|l| l.starts_with(field))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 fn bench(a: &Args) -> Result<(), Failure> {
     let rules = a.rules()?;
     let dir = a
@@ -147,14 +109,28 @@ fn bench(a: &Args) -> Result<(), Failure> {
     let t0 = Instant::now();
     let db = Database::open(&dir, &rules)?;
     let open = t0.elapsed();
-    let fill = if a.huge_pages {
-        fill_page_cache(&db)?
-    } else {
-        None
+    // With --huge-pages, the levels probed in place are read again (their cached pages
+    // dropped first) when they fit in memory.
+    let (read, read_s, huge_bytes) = match a.huge_pages {
+        true => match db.fill_page_cache(true, &|_| {})? {
+            PageCacheFill::Filled {
+                read,
+                seconds,
+                huge_bytes,
+                ..
+            } => (read, seconds, huge_bytes),
+            PageCacheFill::NoRoom { needed, available } => {
+                eprintln!(
+                    "not reading the database ahead: {:.2} GB would not fit in the memory available ({:.2} GB)",
+                    needed as f64 / 1e9,
+                    available as f64 / 1e9
+                );
+                (0, 0.0, None)
+            }
+            PageCacheFill::Small => (0, 0.0, None),
+        },
+        false => (0, 0.0, None),
     };
-    let read = fill.as_ref().map_or(0, |c| c.read);
-    let read_s = fill.as_ref().map_or(0.0, |c| c.seconds);
-    let huge_bytes = fill.as_ref().and_then(|c| c.huge_bytes);
     let top = db.max_seeds();
     let mut rng = XorShift(a.seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let random_board = |rng: &mut XorShift| -> Board {

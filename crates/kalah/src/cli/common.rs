@@ -2,6 +2,7 @@
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use kalah_solver::db::PageCacheFill;
 use kalah_solver::{parse_position, Capture, EndRule, Leftover, Position, Rules};
 use std::fmt;
 use std::io::IsTerminal;
@@ -158,71 +159,29 @@ pub struct DbArgs {
     pub db_upto: Option<u32>,
 }
 
-/// What reading a database's in-place levels into the page cache did.
-pub struct PageCacheFill {
-    /// Bytes of the in-place levels.
-    pub bytes: u64,
-    /// Bytes read (0 when they were all in memory already).
-    pub read: u64,
-    /// Seconds spent.
-    pub seconds: f64,
-    /// Bytes of this process's file maps in huge pages after it (`None` where the system
-    /// does not say).
-    pub huge_bytes: Option<u64>,
-}
-
 /// Reads the levels of `db` that probes read in place into the page cache before a search
-/// ([`kalah_solver::Database::read_into_page_cache`]; `evict`: read them again even when
-/// cached, so that they land in huge pages), when what is not in memory yet fits in nine
-/// tenths of the memory available. The available memory counts the page cache the levels
-/// may be in already, unless another process locked it there (a proof run with `--db-lock`);
-/// so without `evict` only the bytes not yet resident are weighed against it. `None` when
-/// there was nothing to do or no room.
+/// ([`kalah_solver::Database::fill_page_cache`]), with a progress bar; says so on stderr when
+/// they would not fit in memory.
 pub fn fill_page_cache(
     db: &kalah_solver::Database,
     evict: bool,
     visible: bool,
-) -> CliResult<Option<PageCacheFill>> {
-    let bytes = db.in_place_bytes();
-    if bytes < 1 << 28 && !evict {
-        return Ok(None);
-    }
-    let available = proc_bytes("/proc/meminfo", "MemAvailable:").unwrap_or(u64::MAX);
-    let needed = if evict {
-        bytes
-    } else {
-        bytes.saturating_sub(db.in_place_resident_bytes())
-    };
-    if needed > available / 10 * 9 {
+) -> CliResult<PageCacheFill> {
+    let bar = progress_bar(
+        db.in_place_bytes(),
+        "reading the database into memory {bar:30} {bytes}/{total_bytes} {elapsed}",
+        visible && (evict || db.in_place_bytes() >= 1 << 28),
+    );
+    let fill = db.fill_page_cache(evict, &|b| bar.set_position(b))?;
+    bar.finish_and_clear();
+    if let PageCacheFill::NoRoom { needed, available } = fill {
         eprintln!(
             "not reading the database ahead: {:.2} GB would not fit in the memory available ({:.2} GB)",
             needed as f64 / 1e9,
             available as f64 / 1e9
         );
-        return Ok(None);
     }
-    let t = std::time::Instant::now();
-    let bar = progress_bar(
-        bytes,
-        "reading the database into memory {bar:30} {bytes}/{total_bytes} {elapsed}",
-        visible,
-    );
-    let read = db.read_into_page_cache(evict, &|b| bar.set_position(b))?;
-    bar.finish_and_clear();
-    Ok(Some(PageCacheFill {
-        bytes,
-        read,
-        seconds: t.elapsed().as_secs_f64(),
-        huge_bytes: proc_bytes("/proc/self/smaps_rollup", "FilePmdMapped:"),
-    }))
-}
-
-/// A `field:   N kB` line of a `/proc` file, in bytes (Linux; `None` elsewhere).
-fn proc_bytes(path: &str, field: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let line = text.lines().find(|l| l.starts_with(field))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    Ok(fill)
 }
 
 /// Reads a position typed by the user, or a usage error quoting it.

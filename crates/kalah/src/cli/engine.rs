@@ -3,7 +3,7 @@
 
 use super::common::{db_dir, CliError, CliResult, EXIT_INTERRUPTED};
 use kalah_driver::{Progress, SearchError};
-use kalah_solver::db::Database;
+use kalah_solver::db::{Database, PageCacheFill};
 use kalah_solver::{Endgame, Rules};
 use serde_json::{json, Value};
 use std::path::Path;
@@ -39,18 +39,22 @@ pub fn open_endgame(
         db.load_into_memory()?;
     }
     if let Some(f) = fill {
-        if let Some(c) = super::common::fill_page_cache(&db, f.evict, f.visible)? {
+        if let PageCacheFill::Filled {
+            bytes: total,
+            read,
+            seconds,
+            huge_bytes,
+        } = super::common::fill_page_cache(&db, f.evict, f.visible)?
+        {
             let gb = |b: u64| b as f64 / 1e9;
-            let total = c.bytes;
-            let huge = c.huge_bytes.map(|h| h.min(total));
-            if c.read > 0 {
+            let huge = huge_bytes.map(|h| h.min(total));
+            if read > 0 {
                 let said = huge
                     .map(|h| format!(", {:.2} GB of it in huge pages", gb(h)))
                     .unwrap_or_default();
                 eprintln!(
-                    "read {:.2} GB of the database into memory in {:.1} s{said}",
-                    gb(c.read),
-                    c.seconds
+                    "read {:.2} GB of the database into memory in {seconds:.1} s{said}",
+                    gb(read)
                 );
             } else if huge.is_some_and(|h| h < total / 2) && total >= 1 << 30 {
                 eprintln!(
