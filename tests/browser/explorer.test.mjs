@@ -81,8 +81,8 @@ try {
   const games = results.entries.filter((e) => e.houses === 6 && e.seeds <= 5 && e.turns && e.turns.length > 0);
   // The games whose first turns a proof ledger holds, all exact (6x5 standard and empty
   // capture), as `kalah results --json` derives them from data/proofs.
-  const table = spawnSync(bin, ["results", "--json"], { cwd: root, encoding: "utf8" });
-  check(table.status === 0, "kalah results --json: " + table.stderr);
+  const table = spawnSync(bin, ["results", "--json", "--file", join(root, "data", "results.json"), "--proofs", join(root, "data", "proofs")], { encoding: "utf8" });
+  check(table.status === 0, `kalah results --json: status ${table.status}, ${table.error || table.stderr}`);
   for (const g of JSON.parse(table.stdout || '{"games": []}').games) {
     const turns = g.ledger_turns || [];
     if (g.houses === 6 && g.seeds <= 5 && !games.some((e) => e.seeds === g.seeds && e.capture === g.capture && e.leftover === g.leftover && e.end === g.end)
