@@ -445,13 +445,9 @@ pub fn ledger_summary(dir: &Path) -> Result<LedgerSummary, String> {
             (h + 1, lo, hi)
         })
         .collect();
-    let turns = crate::prove::tree::first_turns(&rules)
+    let turns = derive::recorded_turns(&rules, &turns, upper, seeds, parity)
         .into_iter()
-        .filter(|m| turns.iter().any(|t| t.moves == *m))
-        .map(|m| {
-            let (lo, hi) = derive::turn_bounds(&turns, &m, upper, seeds, parity);
-            (m.iter().map(|h| h + 1).collect(), lo, hi)
-        })
+        .map(|(m, lo, hi)| (m.iter().map(|h| h + 1).collect(), lo, hi))
         .collect();
     Ok(LedgerSummary {
         rules,

@@ -223,6 +223,25 @@ pub fn turn_bounds(
     )
 }
 
+/// [`turn_bounds`] of every first turn of `rules` that `answers` ask about, in the order of
+/// [`super::tree::first_turns`]: (0-based houses, lower, upper).
+pub fn recorded_turns(
+    rules: &Rules,
+    answers: &[TurnRecord],
+    root_upper: i32,
+    seeds: i32,
+    parity: bool,
+) -> Vec<(Vec<usize>, i32, i32)> {
+    super::tree::first_turns(rules)
+        .into_iter()
+        .filter(|m| answers.iter().any(|a| a.moves == *m))
+        .map(|m| {
+            let (lower, upper) = turn_bounds(answers, &m, root_upper, seeds, parity);
+            (m, lower, upper)
+        })
+        .collect()
+}
+
 /// [`bounds`] of `answers` and of the root's upper bound `root_upper`.
 fn capped(
     answers: impl Iterator<Item = (i32, bool)>,

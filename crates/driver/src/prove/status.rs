@@ -135,14 +135,7 @@ pub fn status(dir: &Path, contents: &Contents, search: &Search) -> Result<Ledger
     }
     let seeds = Board::start(&rules).seeds() as i32;
     let (lower, upper) = derive::root_bounds(&roots, seeds, parity);
-    let turns = tree::first_turns(&rules)
-        .into_iter()
-        .filter(|m| turn_records.iter().any(|t| t.moves == *m))
-        .map(|m| {
-            let (a, b) = derive::turn_bounds(&turn_records, &m, upper, seeds, parity);
-            (m, a, b)
-        })
-        .collect();
+    let turns = derive::recorded_turns(&rules, &turn_records, upper, seeds, parity);
     let snapshot: Option<Value> = std::fs::read_to_string(dir.join(STATUS))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
