@@ -277,6 +277,65 @@ impl Analyser<'_> {
         Ok(answer)
     }
 
+    /// Best moves from `board` (0-based houses, an extra turn keeping the player), at most
+    /// `max`, for an answer from the books or the database: as far as the books answer each
+    /// position exactly, or to the end of the game through the database. Empty for an answer
+    /// of any other source (a search proves values, not lines).
+    pub fn best_line(
+        &self,
+        board: &Board,
+        answer: &Answer,
+        max: usize,
+    ) -> Result<Vec<usize>, AnalyseError> {
+        let rules = self.rules;
+        match answer.source {
+            Source::Book => self
+                .books
+                .principal_variation(rules, board, max)
+                .map_err(AnalyseError::Book),
+            Source::Database => {
+                // The value of a board that is over or that the database holds.
+                let held = |b: &Board| -> Result<Option<i32>, AnalyseError> {
+                    if let Some(v) = b.final_value(rules) {
+                        return Ok(Some(v));
+                    }
+                    match self.db {
+                        Some(db) if b.seeds() <= db.max_seeds() => self.probe(b).map(Some),
+                        _ => Ok(None),
+                    }
+                };
+                let mut line = Vec::new();
+                let mut b = *board;
+                // The board's value: its answer's, then the database's.
+                let mut value = Some(answer.lower).filter(|_| answer.exact());
+                while line.len() < max && b.final_value(rules).is_none() {
+                    let Some(v) = value else { break };
+                    let mut chosen = None;
+                    for h in b.legal_houses() {
+                        let s = b.sow(rules, h);
+                        let Some(next) = held(&s.next())? else {
+                            continue;
+                        };
+                        if s.value_with(next) == v {
+                            chosen = Some((h, s.next(), next));
+                            break;
+                        }
+                    }
+                    let Some((h, next_board, next)) = chosen else {
+                        return Err(AnalyseError::Damaged(format!(
+                            "the value {v} of {b} is the value of none of its moves"
+                        )));
+                    };
+                    line.push(h);
+                    b = next_board;
+                    value = Some(next);
+                }
+                Ok(line)
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// The database's value of a board it holds.
     fn probe(&self, b: &Board) -> Result<i32, AnalyseError> {
         let db = self.db.expect("probe only what the database covers");

@@ -115,10 +115,39 @@ fn values_agree_with_the_reference_from_the_database_and_the_search() {
                     Source::Database
                 };
                 assert_eq!(got.source, source, "{rules} {board}");
+                let line = analyser.best_line(&board, &got, 400).unwrap();
+                if source == Source::Database {
+                    assert_line_is_best(&rules, &board, &line, want);
+                } else if source != Source::Database {
+                    assert!(line.is_empty(), "{rules} {board}: {line:?}");
+                }
             }
         }
     }
     assert!(from_db > 20 && searched > 20, "{from_db} {searched}");
+}
+
+/// `line` plays best moves (by the reference) from `board`, whose value is `value`, to the
+/// end of the game.
+fn assert_line_is_best(rules: &Rules, board: &Board, line: &[usize], value: i32) {
+    let mut b = *board;
+    let mut v = value;
+    for &h in line {
+        let cells = b.cells();
+        let (a, n) = cells.split_at(b.houses());
+        let moves = ref_move_values(rules, &RefState::from_sides(a, n));
+        let best = moves.iter().map(|m| m.1).max().unwrap() as i32;
+        assert_eq!(best, v, "{rules} {board} {line:?}");
+        assert!(moves.contains(&(h, v as i64)), "{rules} {board} {line:?}");
+        let s = b.sow(rules, h);
+        v = if s.extra_turn {
+            v - s.gain as i32
+        } else {
+            s.gain as i32 - v
+        };
+        b = s.next();
+    }
+    assert_eq!(b.final_value(rules), Some(v), "{rules} {board} {line:?}");
 }
 
 #[test]

@@ -119,6 +119,7 @@ fn values_follow_the_reference_along_a_game() {
     let (st, mut v) = get_json(&srv.addr, &format!("/api/v1/position?{q}"));
     assert_eq!(st, 200, "{v}");
     let mut sources = std::collections::HashSet::new();
+    let mut lines = 0;
     // Follow the first listed move until the game ends, checking every value on the way.
     for _ in 0..60 {
         let pos = kalah_solver::parse_position(v["position"].as_str().unwrap(), 3).unwrap();
@@ -131,6 +132,29 @@ fn values_follow_the_reference_along_a_game() {
             "{v}"
         );
         sources.insert(v["source"].as_str().unwrap().to_string());
+        if v["source"] == "database" && v["over"] == false {
+            // The line from the database plays best moves to the end of the game.
+            let pv = v["pv"].as_array().unwrap();
+            assert!(!pv.is_empty(), "{v}");
+            let (mut p, mut value) = (pos, want);
+            for m in pv {
+                let m = m.as_str().unwrap();
+                assert!(m.starts_with(p.to_move().letter()), "{m} in {v}");
+                let h = m[1..].parse::<usize>().unwrap() - 1;
+                let (next, s) = p.play(&rules, h);
+                let nb = next.board();
+                let child = reference::ref_board_value(&rules, nb.mover(), nb.opponent());
+                let mv = if s.extra_turn {
+                    s.gain as i64 + child
+                } else {
+                    s.gain as i64 - child
+                };
+                assert_eq!(mv, value, "{m} in {v}");
+                (p, value) = (next, child);
+            }
+            assert!(p.board().final_value(&rules).is_some(), "{v}");
+            lines += 1;
+        }
         if v["over"] == true {
             break;
         }
@@ -159,8 +183,8 @@ fn values_follow_the_reference_along_a_game() {
         .1;
     }
     assert!(
-        sources.contains("search") && sources.contains("database"),
-        "{sources:?}"
+        sources.contains("search") && sources.contains("database") && lines > 0,
+        "{sources:?} {lines}"
     );
 }
 

@@ -197,40 +197,6 @@ impl Shared {
     }
 }
 
-fn db_value(db: &Database, b: &Board) -> Result<i32, ApiError> {
-    db.probe(b)
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-        .ok_or_else(|| {
-            ApiError(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("the database has no value for {b}"),
-            )
-        })
-}
-
-/// The principal variation from `pos` while the database covers it (best moves, 1-based
-/// houses with the side's letter).
-fn database_pv(rules: &Rules, db: &Database, pos: &Position) -> Result<Vec<String>, ApiError> {
-    let mut p = *pos;
-    let mut pv = Vec::new();
-    while p.board().final_value(rules).is_none() && pv.len() < 400 {
-        let b = p.board();
-        let value = db_value(db, &b)?;
-        let mut chosen = None;
-        for h in b.legal_houses() {
-            let s = b.sow(rules, h);
-            if s.value_with(db_value(db, &s.next())?) == value {
-                chosen = Some(h);
-                break;
-            }
-        }
-        let Some(h) = chosen else { break };
-        pv.push(format!("{}{}", p.to_move().letter(), h + 1));
-        p = p.play(rules, h).0;
-    }
-    Ok(pv)
-}
-
 /// A search from the pool, taken when the answer first needs one (waiting at most `wait` for
 /// a permit) and given back when the answer is done.
 struct Pooled<'a> {
@@ -307,23 +273,13 @@ fn answer(
         })?;
     drop(pool);
     let mut pv = Vec::new();
-    match a.source {
-        Source::Book => {
-            let mut p = *pos;
-            for h in books
-                .principal_variation(rules, &board, 400)
-                .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-            {
-                pv.push(format!("{}{}", p.to_move().letter(), h + 1));
-                p = p.play(rules, h).0;
-            }
-        }
-        Source::Database => {
-            if let Some(d) = db.as_deref().filter(|d| board.seeds() <= d.max_seeds()) {
-                pv = database_pv(rules, d, pos)?;
-            }
-        }
-        _ => {}
+    let mut p = *pos;
+    for h in analyser
+        .best_line(&board, &a, 400)
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+    {
+        pv.push(format!("{}{}", p.to_move().letter(), h + 1));
+        p = p.play(rules, h).0;
     }
     let (lo, hi) = (a.lower, a.upper);
     let best: Vec<usize> = a
