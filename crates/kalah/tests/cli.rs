@@ -63,6 +63,55 @@ fn query_json_schema() {
 }
 
 #[test]
+fn query_line_from_the_database_plays_to_the_final_margin() {
+    let rules = kalah_solver::Rules {
+        houses: 4,
+        capture: "empty".parse().unwrap(),
+        ..kalah_solver::Rules::default()
+    };
+    let text = "2 0 3 1 / 0 2 1 0";
+    let v = json(&[
+        "query",
+        "--houses",
+        "4",
+        "--capture",
+        "empty",
+        text,
+        "--json",
+    ]);
+    assert_eq!(v["source"], "database", "{v}");
+    let mut p = kalah_solver::parse_position(text, 4).unwrap();
+    let pv = v["pv"].as_array().unwrap();
+    assert!(!pv.is_empty(), "{v}");
+    for m in pv {
+        let m = m.as_str().unwrap();
+        assert!(m.starts_with(p.to_move().letter()), "{m} in {v}");
+        let h = m[1..].parse::<usize>().unwrap() - 1;
+        assert!(p.board().legal_houses().any(|l| l == h), "{m} in {v}");
+        p = p.play(&rules, h).0;
+    }
+    let end = p
+        .board()
+        .final_value(&rules)
+        .expect("the line ends the game")
+        + p.store_lead();
+    let south = if p.to_move() == kalah_solver::Side::South {
+        end
+    } else {
+        -end
+    };
+    assert_eq!(v["margin"].as_i64(), Some(south as i64), "{v}");
+    // The text form prints the same line.
+    let out = kalah(&["query", "--houses", "4", "--capture", "empty", text]);
+    let want = pv
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(stdout(&out).contains(&format!("best line (to the end of the game): {want}")));
+}
+
+#[test]
 fn known_small_results() {
     let csv = include_str!("../../../tests/known-small.csv");
     let mut checked = 0;

@@ -141,8 +141,9 @@ fn analyse_error(e: AnalyseError) -> CliError {
 }
 
 /// The value of a board and of each of its moves: the book, the database, or the search over
-/// the database within the budget (a spinner on stderr while it searches).
-pub fn analyse(solver: &Solver, board: &Board) -> CliResult<Answer> {
+/// the database within the budget (a spinner on stderr while it searches); and, for an answer
+/// from the books or the database, the best line (0-based houses) as far as they reach.
+pub fn analyse(solver: &Solver, board: &Board) -> CliResult<(Answer, Vec<usize>)> {
     let deadline = Instant::now() + solver.budget;
     let bar = spinner(show_progress(solver.json));
     let mut told = false;
@@ -176,10 +177,14 @@ pub fn analyse(solver: &Solver, board: &Board) -> CliResult<Answer> {
         &mut on_search,
     );
     bar.finish_and_clear();
-    r.map_err(analyse_error)
+    let answer = r.map_err(analyse_error)?;
+    let line = analyser
+        .best_line(board, &answer, 400)
+        .map_err(analyse_error)?;
+    Ok((answer, line))
 }
 
-fn to_json(pos: &Position, answer: &Answer, seconds: f64) -> Value {
+fn to_json(rules: &Rules, pos: &Position, answer: &Answer, line: &[usize], seconds: f64) -> Value {
     if !answer.exact() {
         return json!({
             "position": pos.full(),
@@ -209,12 +214,13 @@ fn to_json(pos: &Position, answer: &Answer, seconds: f64) -> Value {
         "over": answer.moves.is_empty(),
         "moves": values.iter().map(|&(h, v)| json!({"house": h + 1, "value": v})).collect::<Vec<_>>(),
         "best": best_houses(&values, answer.lower),
+        "pv": super::solve::pv_notation(rules, pos, line),
         "source": answer.source.name(),
         "seconds": seconds,
     })
 }
 
-fn print_text(pos: &Position, answer: &Answer) {
+fn print_text(rules: &Rules, pos: &Position, answer: &Answer, line: &[usize]) {
     let who = pos.to_move().name();
     println!("position: {}", pos.full());
     if !answer.exact() {
@@ -266,13 +272,30 @@ fn print_text(pos: &Position, answer: &Answer) {
         };
         println!("  house {}: {:+}{mark}", m.house + 1, m.lower);
     }
+    if !line.is_empty() {
+        let what = if answer.source == Source::Book {
+            "as far as the books go"
+        } else {
+            "to the end of the game"
+        };
+        println!(
+            "best line ({what}): {}",
+            super::solve::pv_notation(rules, pos, line).join(" ")
+        );
+    }
 }
 
 fn one(solver: &Solver, text: &str) -> CliResult<Value> {
     let pos = read_position(text, &solver.rules)?;
     let start = Instant::now();
-    let answer = analyse(solver, &pos.board())?;
-    Ok(to_json(&pos, &answer, start.elapsed().as_secs_f64()))
+    let (answer, line) = analyse(solver, &pos.board())?;
+    Ok(to_json(
+        &solver.rules,
+        &pos,
+        &answer,
+        &line,
+        start.elapsed().as_secs_f64(),
+    ))
 }
 
 /// `kalah query`.
@@ -307,11 +330,12 @@ pub fn run(args: &QueryArgs) -> CliResult {
     if let Some(text) = &args.position {
         let pos = read_position(text, &rules)?;
         let start = Instant::now();
-        let answer = analyse(&solver, &pos.board())?;
+        let (answer, line) = analyse(&solver, &pos.board())?;
         if args.json {
-            println!("{}", to_json(&pos, &answer, start.elapsed().as_secs_f64()));
+            let seconds = start.elapsed().as_secs_f64();
+            println!("{}", to_json(&rules, &pos, &answer, &line, seconds));
         } else {
-            print_text(&pos, &answer);
+            print_text(&rules, &pos, &answer, &line);
         }
         return Ok(());
     }

@@ -15,7 +15,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use clap::Args;
-use kalah_driver::analyse::{AnalyseError, Analyser, SearchSource, Source};
+use kalah_driver::analyse::{AnalyseError, Analyser, SearchSource};
 use kalah_driver::book::Books;
 use kalah_driver::{Search, SearchConfig};
 use kalah_solver::db::Database;
@@ -272,15 +272,10 @@ fn answer(
             e => ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
         })?;
     drop(pool);
-    let mut pv = Vec::new();
-    let mut p = *pos;
-    for h in analyser
+    let line = analyser
         .best_line(&board, &a, 400)
-        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-    {
-        pv.push(format!("{}{}", p.to_move().letter(), h + 1));
-        p = p.play(rules, h).0;
-    }
+        .map_err(|e| ApiError(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let pv = super::solve::pv_notation(rules, pos, &line);
     let (lo, hi) = (a.lower, a.upper);
     let best: Vec<usize> = a
         .moves
