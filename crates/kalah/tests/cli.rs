@@ -34,17 +34,22 @@ fn start(m: usize, n: u32) -> String {
     format!("{side} / {side}")
 }
 
-#[test]
-fn query_json_schema() {
-    let v = json(&[
+/// `kalah query --json` of `position` with `houses` houses under empty capture.
+fn query_empty(houses: &str, position: &str) -> Value {
+    json(&[
         "query",
         "--houses",
-        "4",
+        houses,
         "--capture",
         "empty",
-        "3 3 3 3 / 3 3 3 3",
+        position,
         "--json",
-    ]);
+    ])
+}
+
+#[test]
+fn query_json_schema() {
+    let v = query_empty("4", "3 3 3 3 / 3 3 3 3");
     assert_eq!(v["value"], 8);
     assert_eq!(v["margin"], 8);
     assert_eq!(v["to_move"], "south");
@@ -70,15 +75,7 @@ fn query_line_from_the_database_plays_to_the_final_margin() {
         ..kalah_solver::Rules::default()
     };
     let text = "2 0 3 1 / 0 2 1 0";
-    let v = json(&[
-        "query",
-        "--houses",
-        "4",
-        "--capture",
-        "empty",
-        text,
-        "--json",
-    ]);
+    let v = query_empty("4", text);
     assert_eq!(v["source"], "database", "{v}");
     let mut p = kalah_solver::parse_position(text, 4).unwrap();
     let pv = v["pv"].as_array().unwrap();
@@ -118,15 +115,7 @@ fn known_small_results() {
     for line in csv.lines().filter(|l| !l.starts_with('#')).skip(1) {
         let f: Vec<&str> = line.split(',').collect();
         let (m, n): (usize, u32) = (f[0].parse().unwrap(), f[1].parse().unwrap());
-        let v = json(&[
-            "query",
-            "--houses",
-            f[0],
-            "--capture",
-            "empty",
-            &start(m, n),
-            "--json",
-        ]);
+        let v = query_empty(f[0], &start(m, n));
         let value = v["margin"].as_i64().unwrap();
         if !f[2].is_empty() {
             assert_eq!(value, f[2].parse::<i64>().unwrap(), "({m},{n})");

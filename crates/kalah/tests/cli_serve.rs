@@ -105,6 +105,19 @@ fn enc(s: &str) -> String {
         .replace(':', "%3A")
 }
 
+/// The reference value of sowing house `h` at `pos` for the player to move, and the value of
+/// the position it leads to for the player to move there.
+fn move_value(rules: &kalah_solver::Rules, pos: &kalah_solver::Position, h: usize) -> (i64, i64) {
+    let (next, s) = pos.play(rules, h);
+    let nb = next.board();
+    let child = reference::ref_board_value(rules, nb.mover(), nb.opponent());
+    if s.extra_turn {
+        (s.gain as i64 + child, child)
+    } else {
+        (s.gain as i64 - child, child)
+    }
+}
+
 #[test]
 fn values_follow_the_reference_along_a_game() {
     let srv = start(&[]);
@@ -141,14 +154,8 @@ fn values_follow_the_reference_along_a_game() {
                 let m = m.as_str().unwrap();
                 assert!(m.starts_with(p.to_move().letter()), "{m} in {v}");
                 let h = m[1..].parse::<usize>().unwrap() - 1;
-                let (next, s) = p.play(&rules, h);
-                let nb = next.board();
-                let child = reference::ref_board_value(&rules, nb.mover(), nb.opponent());
-                let mv = if s.extra_turn {
-                    s.gain as i64 + child
-                } else {
-                    s.gain as i64 - child
-                };
+                let (next, _) = p.play(&rules, h);
+                let (mv, child) = move_value(&rules, &p, h);
                 assert_eq!(mv, value, "{m} in {v}");
                 (p, value) = (next, child);
             }
@@ -163,13 +170,7 @@ fn values_follow_the_reference_along_a_game() {
             let (next, s) = pos.play(&rules, h);
             assert_eq!(m["next"].as_str().unwrap(), next.full());
             assert_eq!(m["extra_turn"].as_bool().unwrap(), s.extra_turn);
-            let nb = next.board();
-            let child = reference::ref_board_value(&rules, nb.mover(), nb.opponent());
-            let mv = if s.extra_turn {
-                s.gain as i64 + child
-            } else {
-                s.gain as i64 - child
-            };
+            let (mv, _) = move_value(&rules, &pos, h);
             assert_eq!(m["value"].as_i64(), Some(mv), "move {} of {v}", h + 1);
         }
         let best = v["best"].as_array().unwrap();
