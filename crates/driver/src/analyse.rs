@@ -304,31 +304,33 @@ impl Analyser<'_> {
                         _ => Ok(None),
                     }
                 };
+                // Only an exact answer has a line that keeps its value.
+                if !answer.exact() {
+                    return Ok(Vec::new());
+                }
                 let mut line = Vec::new();
                 let mut b = *board;
-                // The board's value: its answer's, then the database's.
-                let mut value = Some(answer.lower).filter(|_| answer.exact());
+                let mut value = answer.lower;
                 while line.len() < max && b.final_value(rules).is_none() {
-                    let Some(v) = value else { break };
                     let mut chosen = None;
                     for h in b.legal_houses() {
                         let s = b.sow(rules, h);
                         let Some(next) = held(&s.next())? else {
                             continue;
                         };
-                        if s.value_with(next) == v {
+                        if s.value_with(next) == value {
                             chosen = Some((h, s.next(), next));
                             break;
                         }
                     }
                     let Some((h, next_board, next)) = chosen else {
                         return Err(AnalyseError::Damaged(format!(
-                            "the value {v} of {b} is the value of none of its moves"
+                            "the value {value} of {b} is the value of none of its moves"
                         )));
                     };
                     line.push(h);
                     b = next_board;
-                    value = Some(next);
+                    value = next;
                 }
                 Ok(line)
             }
