@@ -110,12 +110,12 @@ try {
     }
   }
   // The 6-seed starts: the proven values of the ledgers (exact where exact, bounds otherwise).
-  for (const [capture, leftover, value] of [["standard", "owner", 4], ["empty", "owner", 2], ["empty", "emptier", 4]]) {
+  for (const [capture, leftover, end, value] of [["standard", "owner", "either", 4], ["empty", "owner", "either", 2], ["empty", "emptier", "either", 4], ["standard", "emptier", "mover", 4]]) {
     const t0 = Date.now();
-    const answer = await api({ houses: 6, seeds: 6, capture, leftover, end: "either" });
+    const answer = await api({ houses: 6, seeds: 6, capture, leftover, end });
     const ms = Date.now() - t0;
-    check(answer.source === "book" && answer.value === value && ms < 1000, `6x6 ${capture} ${leftover}: the book gives ${answer.value} (${answer.source}, ${ms} ms), the ledger ${value}`);
-    check(answer.moves.every((m) => m.lower <= m.upper && m.upper <= value), `6x6 ${capture} ${leftover}: every move at most ${value}: ` + JSON.stringify(answer.moves).slice(0, 300));
+    check(answer.source === "book" && answer.value === value && ms < 1000, `6x6 ${capture} ${leftover} ${end}: the book gives ${answer.value} (${answer.source}, ${ms} ms), the ledger ${value}`);
+    check(answer.moves.every((m) => m.lower <= m.upper && m.upper <= value), `6x6 ${capture} ${leftover} ${end}: every move at most ${value}: ` + JSON.stringify(answer.moves).slice(0, 300));
   }
   const shown4 = await page.$$eval(".house.playable", (els) => els.map((e) => [e.dataset.house, e.querySelector(".v").textContent]));
   check(shown4.length === 6, "six playable houses at the 6x4 start, got " + shown4.length);
