@@ -294,6 +294,10 @@ impl Analyser<'_> {
                 .principal_variation(rules, board, max)
                 .map_err(AnalyseError::Book),
             Source::Database => {
+                // Only an exact answer has a line that keeps its value.
+                if !answer.exact() {
+                    return Ok(Vec::new());
+                }
                 // The value of a board that is over or that the database holds.
                 let held = |b: &Board| -> Result<Option<i32>, AnalyseError> {
                     if let Some(v) = b.final_value(rules) {
@@ -304,10 +308,6 @@ impl Analyser<'_> {
                         _ => Ok(None),
                     }
                 };
-                // Only an exact answer has a line that keeps its value.
-                if !answer.exact() {
-                    return Ok(Vec::new());
-                }
                 let mut line = Vec::new();
                 let mut b = *board;
                 let mut value = answer.lower;
