@@ -678,6 +678,12 @@ fn every_first_turns_value_is_proven_checked_and_shown() {
             })
             .collect();
         assert_eq!(shown, want, "{what}: status");
+        let (code, text, err) = kalah(cwd, &["prove", "status", &dir]);
+        assert_eq!(code, 0, "{what}: {err}");
+        for (m, v) in &want {
+            let line = format!("  first turn {m}: {v:+}\n");
+            assert!(text.contains(&line), "{what}: no {line:?} in {text}");
+        }
         let c = json(
             cwd,
             &[
@@ -825,4 +831,53 @@ fn verify_long_reads_published_results_from_the_ledgers() {
         err.contains("is not a first turn") && err.contains("S2 S1"),
         "{err}"
     );
+}
+
+/// `prove status` names the first turn or opening move that a run in progress is asking
+/// about, from the run's `status.json`, and leaves out what it cannot read there.
+#[test]
+fn status_names_the_question_under_way() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    let args = prove_args("t", &["--houses", "3", "--seeds", "2", "--build-upto", "4"]);
+    let (code, _, err) = kalah(cwd, &args);
+    assert_eq!(code, 0, "{err}");
+    let snapshot = |extra: &str| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        std::fs::write(
+            cwd.join("t/status.json"),
+            format!(
+                "{{\"threshold\": 2, {extra} \"phi\": 3, \"delta\": 1, \"leaves_open\": 4, \"updated\": {now}}}"
+            ),
+        )
+        .unwrap();
+        let (code, out, err) = kalah(cwd, &["prove", "status", "t"]);
+        assert_eq!(code, 0, "{err}");
+        out.lines()
+            .find(|l| l.starts_with("last run"))
+            .unwrap_or_else(|| panic!("no last run in {out}"))
+            .to_string()
+    };
+    let line = snapshot("\"turn\": [1, 3],");
+    assert!(
+        line.contains("asking \"first turn S1 S3: at least +2?\""),
+        "{line}"
+    );
+    let line = snapshot("\"opening\": 2,");
+    assert!(
+        line.contains("asking \"opening move 2: at least +2?\""),
+        "{line}"
+    );
+    for bad in [
+        "\"turn\": [0, 3],",
+        "\"turn\": [\"S1\"],",
+        "\"opening\": 99,",
+        "",
+    ] {
+        let line = snapshot(bad);
+        assert!(line.contains("asking \"at least +2?\""), "{bad}: {line}");
+    }
 }

@@ -232,12 +232,16 @@ impl Runner for LocalRunner<'_> {
 #[derive(Clone, Debug, Default)]
 pub struct ProveProgress {
     /// The question under way: "is South's value at least this?" (after the opening move
-    /// `opening`, when there is one).
+    /// `opening` or the first turn `turn`, when there is one).
     pub threshold: i32,
     /// The opening move (0-based house) whose value is being proven, if any (see
     /// [`Coordinator::run_openings`]).
     pub opening: Option<usize>,
-    /// What is proven of South's value (after that opening move): `[lower, upper]`.
+    /// The first turn (0-based houses) whose value is being proven, if any (see
+    /// [`Coordinator::run_first_turns`]).
+    pub turn: Option<Vec<usize>>,
+    /// What is proven of South's value (after that opening move or first turn):
+    /// `[lower, upper]`.
     pub lower: i32,
     /// The upper bound.
     pub upper: i32,
@@ -482,7 +486,10 @@ impl<'a> Coordinator<'a> {
                         derive::turn_bounds(&self.turns, &moves, root_upper, seeds, parity)
                     }
                 };
-                self.progress.opening = Some(moves[0]);
+                match along {
+                    Along::Opening => self.progress.opening = Some(moves[0]),
+                    Along::Turn => self.progress.turn = Some(moves.clone()),
+                }
                 self.progress.lower = lo;
                 self.progress.upper = hi;
                 if lo >= hi {
@@ -544,6 +551,7 @@ impl<'a> Coordinator<'a> {
             }
         }
         self.progress.opening = None;
+        self.progress.turn = None;
         self.drain(runner, report, cancel, started)?;
         let settled: Vec<serde_json::Value> = out
             .iter()
@@ -623,6 +631,7 @@ impl<'a> Coordinator<'a> {
         let v = serde_json::json!({
             "threshold": self.progress.threshold,
             "opening": self.progress.opening.map(|h| h + 1),
+            "turn": self.progress.turn.as_ref().map(|m| m.iter().map(|h| h + 1).collect::<Vec<_>>()),
             "phi": phi,
             "delta": delta,
             "leaves_open": open,

@@ -216,9 +216,7 @@ fn worker_name() -> String {
 pub fn prove_message(p: &ProveProgress) -> String {
     let mut s = format!(
         "{}at least {:+}? | South in [{:+}, {:+}] | units {} proven, {} split | leaves {} waiting | phi {} delta {}",
-        p.opening
-            .map(|h| format!("opening move {}: ", h + 1))
-            .unwrap_or_default(),
+        question_subject(p.opening, p.turn.as_deref()),
         p.threshold,
         p.lower,
         p.upper,
@@ -630,22 +628,14 @@ fn status(args: &StatusArgs) -> CliResult {
     );
     print_value(lo, hi);
     for (h, a, b) in &st.moves {
-        let bound = match (*a > -seeds, *b < seeds) {
-            (true, true) if a == b => format!("{a:+}"),
-            (true, true) => format!("between {a:+} and {b:+}"),
-            (true, false) => format!("at least {a:+}"),
-            (false, true) => format!("at most {b:+}"),
-            (false, false) => "unknown".to_string(),
-        };
-        println!("  opening move {}: {bound}", h + 1);
+        println!("  opening move {}: {}", h + 1, bound_text(*a, *b, seeds));
     }
     for (m, a, b) in &st.turns {
-        let bound = if a == b {
-            format!("{a:+}")
-        } else {
-            format!("between {a:+} and {b:+}")
-        };
-        println!("  first turn {}: {bound}", turn_text(m));
+        println!(
+            "  first turn {}: {}",
+            turn_text(m),
+            bound_text(*a, *b, seeds)
+        );
     }
     println!(
         "units: {} proven ({} at least, {} below), {} out of budget and split",
@@ -673,10 +663,7 @@ fn status(args: &StatusArgs) -> CliResult {
             .unwrap_or(0);
         println!(
             "last run (updated {age} s ago): asking \"{}at least {:+}?\", {} leaves waiting, proof number {}, disproof number {}",
-            s.get("opening")
-                .and_then(|v| v.as_u64())
-                .map(|h| format!("opening move {h}: "))
-                .unwrap_or_default(),
+            snapshot_subject(s),
             s.get("threshold").and_then(|v| v.as_i64()).unwrap_or(0),
             s.get("leaves_open").and_then(|v| v.as_u64()).unwrap_or(0),
             fmt_number(s.get("phi").and_then(|v| v.as_u64()).unwrap_or(0)),
@@ -842,6 +829,47 @@ fn check(args: &CheckArgs) -> CliResult {
 }
 
 /// A first turn (0-based houses) as a move list: `S3 S6`.
+/// What is known of a value in `[a, b]` within `[-seeds, seeds]`, in words.
+fn bound_text(a: i32, b: i32, seeds: i32) -> String {
+    match (a > -seeds, b < seeds) {
+        (true, true) if a == b => format!("{a:+}"),
+        (true, true) => format!("between {a:+} and {b:+}"),
+        (true, false) => format!("at least {a:+}"),
+        (false, true) => format!("at most {b:+}"),
+        (false, false) => "unknown".to_string(),
+    }
+}
+
+/// "opening move H: " or "first turn S1 S2: " for the question under way, or nothing for a
+/// question about the start (0-based houses).
+fn question_subject(opening: Option<usize>, turn: Option<&[usize]>) -> String {
+    match (opening, turn) {
+        (_, Some(m)) => format!("first turn {}: ", turn_text(m)),
+        (Some(h), None) => format!("opening move {}: ", h + 1),
+        (None, None) => String::new(),
+    }
+}
+
+/// [`question_subject`] of a run's `status.json` (1-based houses there); anything malformed
+/// in it is left out.
+fn snapshot_subject(s: &serde_json::Value) -> String {
+    let opening = s
+        .get("opening")
+        .and_then(|v| v.as_u64())
+        .filter(|&h| (1..=8).contains(&h))
+        .map(|h| h as usize - 1);
+    let turn = s.get("turn").and_then(|v| v.as_array()).and_then(|a| {
+        a.iter()
+            .map(|h| {
+                h.as_u64()
+                    .filter(|&h| (1..=8).contains(&h))
+                    .map(|h| h as usize - 1)
+            })
+            .collect::<Option<Vec<usize>>>()
+    });
+    question_subject(opening, turn.as_deref())
+}
+
 fn turn_text(m: &[usize]) -> String {
     m.iter()
         .map(|h| format!("S{}", h + 1))
