@@ -410,6 +410,37 @@ pub struct LedgerSummary {
     pub seconds: f64,
 }
 
+impl LedgerSummary {
+    /// Bounds on the value under the pie rule, `-min |M|` over the first turns' margins `M`,
+    /// from the bounds on each first turn; a turn without records is bounded by the
+    /// seeds and the start's upper bound only. Exact (equal bounds) once every turn is, or
+    /// as soon as one turn is exactly 0.
+    pub fn pie_bounds(&self) -> (i32, i32) {
+        let seeds = Board::start(&self.rules).seeds() as i32;
+        let (mut least_low, mut least_high) = (i32::MAX, i32::MAX);
+        for m in first_turns(&self.rules) {
+            let one_based: Vec<usize> = m.iter().map(|h| h + 1).collect();
+            let (lo, hi) = self
+                .turns
+                .iter()
+                .find(|t| t.0 == one_based)
+                .map_or((-seeds, self.upper), |t| (t.1, t.2));
+            // |M| for M in [lo, hi].
+            let abs_low = if lo > 0 {
+                lo
+            } else if hi < 0 {
+                -hi
+            } else {
+                0
+            };
+            let abs_high = lo.abs().max(hi.abs());
+            least_low = least_low.min(abs_low);
+            least_high = least_high.min(abs_high);
+        }
+        (-least_high, -least_low)
+    }
+}
+
 /// Reads the ledger in `dir` and the bounds its records state.
 pub fn ledger_summary(dir: &Path) -> Result<LedgerSummary, String> {
     let contents = ledger::read(dir)?;
@@ -478,6 +509,44 @@ pub fn date_of(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The pie rule's bounds follow the first turns' bounds: open while a turn could still
+    /// be nearer 0, exact once every turn is or once one is exactly 0.
+    #[test]
+    fn pie_bounds_follow_the_first_turns() {
+        use super::*;
+        let rules = Rules::standard(6, 3);
+        let all: Vec<Vec<usize>> = first_turns(&rules)
+            .iter()
+            .map(|m| m.iter().map(|h| h + 1).collect())
+            .collect();
+        let summary = |turns: Vec<(Vec<usize>, i32, i32)>| LedgerSummary {
+            rules,
+            lower: 2,
+            upper: 2,
+            openings: Vec::new(),
+            turns,
+            units: 0,
+            nodes: 0,
+            seconds: 0.0,
+        };
+        // Nothing recorded: every turn in [-36, +2], so min |M| is anywhere in [0, 36].
+        assert_eq!(summary(Vec::new()).pie_bounds(), (-36, 0));
+        // Every turn exact: -min |M|.
+        let exact: Vec<_> = all
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.clone(), -4 - 2 * i as i32, -4 - 2 * i as i32))
+            .collect();
+        assert_eq!(summary(exact.clone()).pie_bounds(), (-4, -4));
+        // One exactly 0 settles it whatever the others are.
+        let zero = vec![(all[3].clone(), 0, 0), (all[0].clone(), -36, 2)];
+        assert_eq!(summary(zero).pie_bounds(), (0, 0));
+        // A turn between -6 and -2 among exact ones far from 0: min |M| in [2, 4].
+        let mut mixed = exact;
+        mixed[1] = (all[1].clone(), -6, -2);
+        assert_eq!(summary(mixed).pie_bounds(), (-4, -2));
+    }
+
     use super::*;
 
     #[test]

@@ -196,12 +196,16 @@ fn print_table(rows: &[Row]) {
                 signed(e.pie_value),
             ),
             (None, Some((_, l))) if l.lower == l.upper && !l.turns.is_empty() => {
-                let best: Vec<String> = l
+                let mut best: Vec<String> = l
                     .turns
                     .iter()
                     .filter(|t| t.1 == l.lower)
                     .map(|t| notation(&t.0))
                     .collect();
+                // Turns not yet settled may be as good.
+                if !all_turns_exact(l) {
+                    best.push("..".into());
+                }
                 (
                     best.join(", "),
                     ledger_pie(l).map(signed).unwrap_or_else(|| "?".into()),
@@ -256,8 +260,13 @@ fn print_table(rows: &[Row]) {
                     .iter()
                     .map(|(m, lo, hi)| format!("{} {}", notation(m), bounds_text(*lo, *hi)))
                     .collect();
+                let label = if all_turns_exact(l) {
+                    "from the ledger"
+                } else {
+                    "first turns so far, from the ledger"
+                };
                 println!(
-                    "  {name} {}x{} (from the ledger): {}",
+                    "  {name} {}x{} ({label}): {}",
                     r.rules.houses,
                     r.rules.seeds,
                     t.join(", ")
@@ -292,10 +301,17 @@ fn print_table(rows: &[Row]) {
 }
 
 /// The pie rule's value from a ledger, once every first turn is exact there.
-fn ledger_pie(l: &LedgerSummary) -> Option<i32> {
+/// Whether the ledger settles every first turn exactly.
+fn all_turns_exact(l: &LedgerSummary) -> bool {
     let all = kalah_driver::results::first_turns(&l.rules);
-    let exact = all.len() == l.turns.len() && l.turns.iter().all(|t| t.1 == t.2);
-    exact.then(|| -l.turns.iter().map(|t| t.1.abs()).min().unwrap_or(0))
+    all.len() == l.turns.len() && l.turns.iter().all(|t| t.1 == t.2)
+}
+
+/// The pie rule's value where the ledger's first turns settle it (see
+/// [`LedgerSummary::pie_bounds`]), for a start whose value is exact.
+fn ledger_pie(l: &LedgerSummary) -> Option<i32> {
+    let (lo, hi) = l.pie_bounds();
+    (l.lower == l.upper && lo == hi).then_some(lo)
 }
 
 fn row_json(r: &Row) -> Value {
