@@ -176,7 +176,15 @@ fn a_changed_board_or_path_is_caught() {
 
 #[test]
 fn forged_records_are_caught() {
-    let lines = committed("6x6-empty-owner-either");
+    // The ledger as it stood when its root records were done: an append-only ledger's
+    // prefix never changes, while the first turns proven later would settle the records
+    // forged below.
+    let mut lines = committed("6x6-empty-owner-either");
+    let roots_done = lines
+        .iter()
+        .rposition(|l| l.contains("\"kind\":\"root\""))
+        .expect("root records");
+    lines.truncate(roots_done + 1);
     let n = lines.len() + 1;
     // A root record that the units contradict.
     let mut forged = lines.clone();
