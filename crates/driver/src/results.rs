@@ -509,11 +509,12 @@ pub fn date_of(secs: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The pie rule's bounds follow the first turns' bounds: open while a turn could still
     /// be nearer 0, exact once every turn is or once one is exactly 0.
     #[test]
     fn pie_bounds_follow_the_first_turns() {
-        use super::*;
         let rules = Rules::standard(6, 3);
         let all: Vec<Vec<usize>> = first_turns(&rules)
             .iter()
@@ -546,8 +547,6 @@ mod tests {
         mixed[1] = (all[1].clone(), -6, -2);
         assert_eq!(summary(mixed).pie_bounds(), (-4, -2));
     }
-
-    use super::*;
 
     #[test]
     fn dates() {

@@ -828,7 +828,6 @@ fn check(args: &CheckArgs) -> CliResult {
     }
 }
 
-/// A first turn (0-based houses) as a move list: `S3 S6`.
 /// What is known of a value in `[a, b]` within `[-seeds, seeds]`, in words.
 fn bound_text(a: i32, b: i32, seeds: i32) -> String {
     match (a > -seeds, b < seeds) {
@@ -870,6 +869,7 @@ fn snapshot_subject(s: &serde_json::Value) -> String {
     question_subject(opening, turn.as_deref())
 }
 
+/// A first turn (0-based houses) as a move list: `S3 S6`.
 fn turn_text(m: &[usize]) -> String {
     m.iter()
         .map(|h| format!("S{}", h + 1))
