@@ -852,20 +852,17 @@ fn question_subject(opening: Option<usize>, turn: Option<&[usize]>) -> String {
 /// [`question_subject`] of a run's `status.json` (1-based houses there); anything malformed
 /// in it is left out.
 fn snapshot_subject(s: &serde_json::Value) -> String {
-    let opening = s
-        .get("opening")
-        .and_then(|v| v.as_u64())
-        .filter(|&h| (1..=8).contains(&h))
-        .map(|h| h as usize - 1);
-    let turn = s.get("turn").and_then(|v| v.as_array()).and_then(|a| {
-        a.iter()
-            .map(|h| {
-                h.as_u64()
-                    .filter(|&h| (1..=8).contains(&h))
-                    .map(|h| h as usize - 1)
-            })
-            .collect::<Option<Vec<usize>>>()
-    });
+    // A 1-based house as a 0-based one, if it is one.
+    let house = |v: &serde_json::Value| {
+        v.as_u64()
+            .filter(|&h| (1..=kalah_solver::MAX_HOUSES as u64).contains(&h))
+            .map(|h| h as usize - 1)
+    };
+    let opening = s.get("opening").and_then(house);
+    let turn = s
+        .get("turn")
+        .and_then(|v| v.as_array())
+        .and_then(|a| a.iter().map(house).collect::<Option<Vec<usize>>>());
     question_subject(opening, turn.as_deref())
 }
 
