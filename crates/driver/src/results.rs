@@ -418,12 +418,12 @@ impl LedgerSummary {
     pub fn pie_bounds(&self) -> (i32, i32) {
         let seeds = Board::start(&self.rules).seeds() as i32;
         let (mut least_low, mut least_high) = (i32::MAX, i32::MAX);
+        // Both lists have 1-based houses.
         for m in first_turns(&self.rules) {
-            let one_based: Vec<usize> = m.iter().map(|h| h + 1).collect();
             let (lo, hi) = self
                 .turns
                 .iter()
-                .find(|t| t.0 == one_based)
+                .find(|t| t.0 == m)
                 .map_or((-seeds, self.upper), |t| (t.1, t.2));
             // |M| for M in [lo, hi].
             let abs_low = if lo > 0 {
@@ -516,10 +516,7 @@ mod tests {
     #[test]
     fn pie_bounds_follow_the_first_turns() {
         let rules = Rules::standard(6, 3);
-        let all: Vec<Vec<usize>> = first_turns(&rules)
-            .iter()
-            .map(|m| m.iter().map(|h| h + 1).collect())
-            .collect();
+        let all = first_turns(&rules);
         let summary = |turns: Vec<(Vec<usize>, i32, i32)>| LedgerSummary {
             rules,
             lower: 2,

@@ -603,6 +603,7 @@ fn positions_near_the_start_are_split_without_units_when_asked() {
 fn every_first_turns_value_is_proven_checked_and_shown() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
+    let mut games = Vec::new();
     // Boards bigger than their database, each with a first turn of more than one move (a
     // house whose last seed ends in the store), in rule variants of the rule books.
     for (n, &(houses, seeds, capture, leftover, end)) in [
@@ -695,24 +696,47 @@ fn every_first_turns_value_is_proven_checked_and_shown() {
         let again = json(cwd, &args);
         assert_eq!(again["first_turns"], v["first_turns"], "{what}");
         assert_eq!(again["units"].as_u64(), Some(0), "{what}: {again}");
+        games.push((rules, want));
     }
+    // `results --json` shows each ledger's best turns and pie value, as the naive search has
+    // them: the pie value is -min |M| over the first turns' margins M.
     let r = json(
         cwd,
         &["results", "--file", "none.json", "--proofs", ".", "--json"],
     );
-    let row = r["games"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["houses"] == 3 && g["capture"] == "never" && g["leftover"] == "owner")
-        .unwrap()
-        .clone();
-    assert!(
-        row["ledger_turns"]
+    for (rules, want) in &games {
+        let row = r["games"]
             .as_array()
-            .is_some_and(|t| !t.is_empty()),
-        "{row}"
-    );
+            .unwrap()
+            .iter()
+            .find(|g| {
+                g["houses"] == rules.houses
+                    && g["seeds"] == rules.seeds
+                    && g["capture"] == rules.capture.name()
+                    && g["leftover"] == rules.leftover.name()
+                    && g["end"] == rules.end.name()
+            })
+            .unwrap_or_else(|| panic!("{rules}: no row in {r}"))
+            .clone();
+        let value = want.iter().map(|w| w.1).max().unwrap();
+        let best: Vec<&str> = want
+            .iter()
+            .filter(|w| w.1 == value)
+            .map(|w| w.0.as_str())
+            .collect();
+        let pie = -want.iter().map(|w| w.1.abs()).min().unwrap();
+        assert_eq!(row["value"].as_i64(), Some(value), "{rules}: {row}");
+        assert_eq!(row["best"], serde_json::json!(best), "{rules}: {row}");
+        assert_eq!(row["best_complete"], true, "{rules}: {row}");
+        for key in ["pie_value", "pie_lower", "pie_upper"] {
+            assert_eq!(row[key].as_i64(), Some(pie), "{rules}: {key} in {row}");
+        }
+        assert_eq!(
+            row["ledger_turns"].as_array().map(|t| t.len()),
+            Some(want.len()),
+            "{rules}: {row}"
+        );
+    }
     // A turn record forged to claim the opposite is caught by the check.
     let path = cwd.join("t0/ledger.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();

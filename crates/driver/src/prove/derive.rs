@@ -328,21 +328,21 @@ pub struct CheckReport {
     /// Everything that is wrong, one line each; empty when the ledger holds.
     pub errors: Vec<String>,
     /// Whether `cancel` stopped the work: then only the units up to `last_line` were proven
-    /// again (the root and opening records were derived before).
+    /// again (the root, opening and first-turn records were derived before).
     pub interrupted: bool,
     /// The ledger line of the last unit proven again.
     pub last_line: Option<usize>,
-    /// Proven units that the root and opening records rest on.
+    /// Proven units that the root, opening and first-turn records rest on.
     pub needed: usize,
 }
 
 /// Checks the ledger `contents`: every unit's position follows its path, the units do not
-/// contradict each other, every root and opening record follows from the units, and the
-/// proven units chosen by `pick` (line number -> search it again) give the same answer when
-/// searched again without a budget. With `needed`, only the units that the derivation of the
-/// root and opening records rests on are candidates for `pick` (those whose facts settled a
-/// question on the way: proving exactly them again from nothing checks everything the
-/// records depend on).
+/// contradict each other, every root, opening and first-turn record follows from the units,
+/// and the proven units chosen by `pick` (line number -> search it again) give the same answer
+/// when searched again without a budget. With `needed`, only the units that the derivation of
+/// the root, opening and first-turn records rests on are candidates for `pick` (those whose
+/// facts settled a question on the way: proving exactly them again from nothing checks
+/// everything the records depend on).
 pub fn check(
     search: &Search,
     contents: &Contents,

@@ -145,8 +145,8 @@ pub struct CheckArgs {
     /// Seed of the random sample (default: from the clock; printed).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Prove again exactly the units that the root and opening records rest on (each fact the
-    /// derivation used names its unit), from nothing.
+    /// Prove again exactly the units that the root, opening and first-turn records rest on
+    /// (each fact the derivation used names its unit), from nothing.
     #[arg(long, conflicts_with = "sample")]
     pub needed: bool,
     /// Prove again only the chosen units after ledger line L (an interrupted check names
@@ -535,20 +535,17 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     } else {
         println!("rules: {rules}");
         print_value(r.lower, r.upper);
+        // Bounds are left open only by a run stopped before it settled them.
+        let seeds = Board::start(&rules).seeds() as i32;
         for &(h, lo, hi) in openings.iter().flatten() {
-            if lo == hi {
-                println!("  opening move {}: {lo:+}", h + 1);
-            } else {
-                // Only a ledger whose records contradict each other gets here.
-                println!("  opening move {}: between {lo:+} and {hi:+}", h + 1);
-            }
+            println!("  opening move {}: {}", h + 1, bound_text(lo, hi, seeds));
         }
         for (m, lo, hi) in first_turns.iter().flatten() {
-            if lo == hi {
-                println!("  first turn {}: {lo:+}", turn_text(m));
-            } else {
-                println!("  first turn {}: between {lo:+} and {hi:+}", turn_text(m));
-            }
+            println!(
+                "  first turn {}: {}",
+                turn_text(m),
+                bound_text(*lo, *hi, seeds)
+            );
         }
         println!(
             "this run: {units} units proven, {nodes} nodes in {seconds:.1} s; ledger {}",
@@ -796,7 +793,7 @@ fn check(args: &CheckArgs) -> CliResult {
     } else {
         println!("rules: {rules}");
         println!(
-            "units: {} in the ledger, {} of them needed by the root and opening records, {} \
+            "units: {} in the ledger, {} of them needed by the root, opening and first-turn records, {} \
              proven again{} ({} nodes, {:.1} s)",
             r.units,
             r.needed,
@@ -814,7 +811,7 @@ fn check(args: &CheckArgs) -> CliResult {
         }
         if r.errors.is_empty() {
             print_value(r.lower, r.upper);
-            println!("the ledger holds: every root and opening record follows from its units");
+            println!("the ledger holds: every root, opening and first-turn record follows from its units");
         }
     }
     if r.errors.is_empty() {

@@ -195,31 +195,17 @@ fn print_table(rows: &[Row]) {
                     .join(", "),
                 signed(e.pie_value),
             ),
-            (None, Some((_, l))) if l.lower == l.upper && !l.turns.is_empty() => {
-                let mut best: Vec<String> = l
-                    .turns
-                    .iter()
-                    .filter(|t| t.1 == l.lower)
-                    .map(|t| notation(&t.0))
-                    .collect();
-                // Turns not yet settled may be as good.
-                if !all_turns_exact(l) {
-                    best.push("..".into());
+            (None, Some((_, l))) => match ledger_best(l) {
+                Some((mut best, complete)) => {
+                    // Turns not yet settled may be as good ("S1.." says so of itself).
+                    if !complete && !l.turns.is_empty() {
+                        best.push("..".into());
+                    }
+                    let pie = ledger_pie(l).map(signed).unwrap_or_else(|| "?".into());
+                    (best.join(", "), pie)
                 }
-                (
-                    best.join(", "),
-                    ledger_pie(l).map(signed).unwrap_or_else(|| "?".into()),
-                )
-            }
-            (None, Some((_, l))) if l.lower == l.upper => {
-                let best: Vec<String> = l
-                    .openings
-                    .iter()
-                    .filter(|o| o.1 == l.lower)
-                    .map(|o| format!("S{}..", o.0))
-                    .collect();
-                (best.join(", "), "?".into())
-            }
+                None => (String::new(), "?".into()),
+            },
             _ => (String::new(), "?".into()),
         };
         let rules = if r.set.is_none() {
@@ -300,7 +286,6 @@ fn print_table(rows: &[Row]) {
     }
 }
 
-/// The pie rule's value from a ledger, once every first turn is exact there.
 /// Whether the ledger settles every first turn exactly.
 fn all_turns_exact(l: &LedgerSummary) -> bool {
     let all = kalah_driver::results::first_turns(&l.rules);
@@ -312,6 +297,22 @@ fn all_turns_exact(l: &LedgerSummary) -> bool {
 fn ledger_pie(l: &LedgerSummary) -> Option<i32> {
     let (lo, hi) = l.pie_bounds();
     (l.lower == l.upper && lo == hi).then_some(lo)
+}
+
+/// The best first turns a ledger proves, for a start whose value it settles, and whether the
+/// list is complete (every first turn settled). Before any first turn has records, the opening
+/// moves proven best stand in, each as `S<h>..`, and the list is never complete.
+fn ledger_best(l: &LedgerSummary) -> Option<(Vec<String>, bool)> {
+    if l.lower != l.upper {
+        return None;
+    }
+    if l.turns.is_empty() {
+        let best = l.openings.iter().filter(|o| o.1 == l.lower);
+        return Some((best.map(|o| format!("S{}..", o.0)).collect(), false));
+    }
+    // A turn is worth at most the start, so one whose lower bound reaches it is exact.
+    let best = l.turns.iter().filter(|t| t.1 == l.lower);
+    Some((best.map(|t| notation(&t.0)).collect(), all_turns_exact(l)))
 }
 
 fn row_json(r: &Row) -> Value {
@@ -341,6 +342,22 @@ fn row_json(r: &Row) -> Value {
         }));
     }
     let moves = |m: &Vec<usize>| notation(m);
+    let ledger = r.ledger.as_ref().map(|(_, l)| l);
+    // Solved entries are complete; a ledger's best turns are complete once every turn is
+    // settled, and its pie value is bounded by its first turns' bounds.
+    let (best, best_complete) = match (&r.entry, ledger.and_then(ledger_best)) {
+        (Some(e), _) => (Some(e.best.iter().map(moves).collect()), Some(true)),
+        (None, Some((b, complete))) => (Some(b), Some(complete)),
+        (None, None) => (None, None),
+    };
+    let (pie_lower, pie_upper) = match (&r.entry, ledger) {
+        (Some(e), _) => (Some(e.pie_value), Some(e.pie_value)),
+        (None, Some(l)) if !l.turns.is_empty() => {
+            let (lo, hi) = l.pie_bounds();
+            (Some(lo), Some(hi))
+        }
+        _ => (None, None),
+    };
     json!({
         "rule_set": r.set.map(|s| s.name),
         "houses": r.rules.houses,
@@ -351,9 +368,11 @@ fn row_json(r: &Row) -> Value {
         "value": if lower == upper { lower } else { None },
         "lower": lower,
         "upper": upper,
-        "best": r.entry.as_ref().map(|e| e.best.iter().map(moves).collect::<Vec<_>>()),
-        "pie_value": r.entry.as_ref().map(|e| e.pie_value)
-            .or_else(|| r.ledger.as_ref().and_then(|(_, l)| ledger_pie(l))),
+        "best": best,
+        "best_complete": best_complete,
+        "pie_value": r.entry.as_ref().map(|e| e.pie_value).or_else(|| ledger.and_then(ledger_pie)),
+        "pie_lower": pie_lower,
+        "pie_upper": pie_upper,
         "pie_best": r.entry.as_ref().map(|e| e.pie_best.iter().map(moves).collect::<Vec<_>>()),
         "turns": r.entry.as_ref().map(|e| e.turns.iter()
             .map(|t| json!({"moves": notation(&t.moves), "margin": t.margin}))
