@@ -229,9 +229,31 @@ impl Tree {
         }
     }
 
-    /// The root's proof and disproof numbers.
+    /// The root's proof and disproof numbers, for reports: leaves in flight count with their
+    /// own estimates here (selection counts them as infinite, which would show a question
+    /// under way as if it were settled).
     pub fn numbers(&self) -> (u64, u64) {
-        (self.nodes[0].phi, self.nodes[0].delta)
+        self.calm(0)
+    }
+
+    fn calm(&self, i: usize) -> (u64, u64) {
+        let n = &self.nodes[i];
+        match n.state {
+            State::Solved(true) => (0, INF),
+            State::Solved(false) => (INF, 0),
+            State::Leaf | State::InFlight => (n.phi, n.delta),
+            State::Expanded => {
+                let mut phi = INF;
+                let mut delta = 0;
+                for &c in &n.children {
+                    let (p, d) = self.calm(c);
+                    let (p, d) = if self.nodes[c].flip { (d, p) } else { (p, d) };
+                    phi = phi.min(p);
+                    delta = add(delta, d);
+                }
+                (phi, delta)
+            }
+        }
     }
 
     /// Leaves not yet settled and not in flight, and leaves in flight.
@@ -499,6 +521,11 @@ mod tests {
         t.start(3);
         // In flight, the third child no longer counts; the next best is the second.
         assert_eq!(t.select(), Some(2));
+        // Reports still count it with its estimate (not as infinite).
+        assert_eq!(t.numbers(), (1, 7));
+        t.start(2);
+        assert_eq!(t.numbers(), (1, 7));
+        t.retry(2, 100);
         t.solve(2, true); // the opponent's question holds: no help to the root
         assert_eq!(t.result(), None);
         t.solve(3, true);
