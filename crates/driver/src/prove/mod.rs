@@ -245,9 +245,10 @@ pub struct ProveProgress {
     pub lower: i32,
     /// The upper bound.
     pub upper: i32,
-    /// The root's proof and disproof numbers (units still needed, estimated).
+    /// The proof number of the question asked (is South's value at least `threshold`?): the
+    /// units still needed to show that it holds, estimated.
     pub phi: u64,
-    /// The disproof number.
+    /// Its disproof number: the units still needed to show that it fails.
     pub delta: u64,
     /// Units proven in this run.
     pub units_proven: u64,
@@ -396,7 +397,9 @@ impl<'a> Coordinator<'a> {
             self.progress.threshold = t;
             let holds = match self.facts.get(&root, t) {
                 Some(h) => h,
-                None => self.prove_question(&root, &[], t, runner, report, cancel, started)?,
+                None => {
+                    self.prove_question(&root, &[], t, false, runner, report, cancel, started)?
+                }
             };
             let answer = RootRecord {
                 threshold: t,
@@ -515,6 +518,7 @@ impl<'a> Coordinator<'a> {
                             &q.board,
                             &moves,
                             q.threshold,
+                            q.flip,
                             runner,
                             report,
                             cancel,
@@ -625,8 +629,8 @@ impl<'a> Coordinator<'a> {
     /// Writes `status.json` beside the ledger: where the question under way stands, for
     /// `kalah prove status` (written to a temporary name and renamed; a failure only loses
     /// the snapshot).
-    fn write_status(&self, tree: &Tree, started: Instant) {
-        let (phi, delta) = tree.numbers();
+    fn write_status(&self, tree: &Tree, flip: bool, started: Instant) {
+        let (phi, delta) = asked_numbers(tree, flip);
         let (open, flying) = tree.open_counts();
         let v = serde_json::json!({
             "threshold": self.progress.threshold,
@@ -756,12 +760,15 @@ impl<'a> Coordinator<'a> {
 
     /// Settles the question `root`/`t` by proving units; `root` is the start position, or
     /// the position the moves `path` lead to from it (the units' paths start with them).
+    /// `flip`: the question asked (about South's value) is this one negated, so reports swap
+    /// its proof and disproof numbers.
     #[allow(clippy::too_many_arguments)]
     fn prove_question(
         &mut self,
         root: &Board,
         path: &[usize],
         t: i32,
+        flip: bool,
         runner: &mut dyn Runner,
         report: &(dyn Fn(&ProveProgress) + Sync),
         cancel: &AtomicBool,
@@ -853,8 +860,7 @@ impl<'a> Coordinator<'a> {
                     "no unit can be started and none is under way".into(),
                 ));
             }
-            self.progress.phi = tree.numbers().0;
-            self.progress.delta = tree.numbers().1;
+            (self.progress.phi, self.progress.delta) = asked_numbers(&tree, flip);
             self.progress.leaves = tree.open_counts();
             self.progress.seconds = started.elapsed().as_secs_f64();
             report(&self.progress);
@@ -891,8 +897,19 @@ impl<'a> Coordinator<'a> {
                     }
                 }
             }
-            self.write_status(&tree, started);
+            self.write_status(&tree, flip, started);
         }
+    }
+}
+
+/// The proof and disproof numbers of the question asked, from those of the tree's root
+/// question (its negation where `flip`).
+fn asked_numbers(tree: &Tree, flip: bool) -> (u64, u64) {
+    let (phi, delta) = tree.numbers();
+    if flip {
+        (delta, phi)
+    } else {
+        (phi, delta)
     }
 }
 
@@ -940,4 +957,33 @@ pub fn default_dir(rules: &Rules) -> PathBuf {
         rules.leftover.name(),
         rules.end.name()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_give_the_numbers_of_the_question_asked() {
+        let rules = Rules::standard(6, 3);
+        // South's first turn S5 passes the turn: the tree asks North's question, whose answer
+        // negated is the one asked about South's value.
+        let q = tree::turn_question(&rules, &[4], 1).unwrap();
+        assert!(q.flip);
+        for after in [false, true] {
+            let mut t = Tree::at(q.board, vec![4], q.threshold, 100);
+            t.solve(0, after);
+            let holds = after != q.flip;
+            let want = if holds {
+                (0, tree::INF)
+            } else {
+                (tree::INF, 0)
+            };
+            assert_eq!(asked_numbers(&t, q.flip), want);
+        }
+        // The root question is asked as it is.
+        let mut t = Tree::new(Board::start(&rules), 1, 100);
+        t.solve(0, true);
+        assert_eq!(asked_numbers(&t, false), (0, tree::INF));
+    }
 }
