@@ -239,21 +239,23 @@ impl Tree {
     fn calm(&self, i: usize) -> (u64, u64) {
         let n = &self.nodes[i];
         match n.state {
-            State::Solved(true) => (0, INF),
-            State::Solved(false) => (INF, 0),
-            State::Leaf | State::InFlight => (n.phi, n.delta),
-            State::Expanded => {
-                let mut phi = INF;
-                let mut delta = 0;
-                for &c in &n.children {
-                    let (p, d) = self.calm(c);
-                    let (p, d) = if self.nodes[c].flip { (d, p) } else { (p, d) };
-                    phi = phi.min(p);
-                    delta = add(delta, d);
-                }
-                (phi, delta)
-            }
+            State::Expanded => self.from_children(i, |c| self.calm(c)),
+            _ => (n.phi, n.delta),
         }
+    }
+
+    /// The numbers of the split node `i` from its children's, each child's own numbers
+    /// read by `child` (and swapped where the turn passes): a node holds if one move does.
+    fn from_children(&self, i: usize, child: impl Fn(usize) -> (u64, u64)) -> (u64, u64) {
+        let mut phi = INF;
+        let mut delta = 0;
+        for &c in &self.nodes[i].children {
+            let (p, d) = child(c);
+            let (p, d) = if self.nodes[c].flip { (d, p) } else { (p, d) };
+            phi = phi.min(p);
+            delta = add(delta, d);
+        }
+        (phi, delta)
     }
 
     /// Leaves not yet settled and not in flight, and leaves in flight.
@@ -286,14 +288,19 @@ impl Tree {
         }
     }
 
-    /// The child's contribution to its parent's (phi, delta).
-    fn contribution(&self, c: usize) -> (u64, u64) {
+    /// A node's own numbers as selection counts them: infinite while in flight.
+    fn pending(&self, c: usize) -> (u64, u64) {
         let n = &self.nodes[c];
-        let (phi, delta) = match n.state {
+        match n.state {
             State::InFlight => (INF, INF),
             _ => (n.phi, n.delta),
-        };
-        if n.flip {
+        }
+    }
+
+    /// The child's contribution to its parent's (phi, delta).
+    fn contribution(&self, c: usize) -> (u64, u64) {
+        let (phi, delta) = self.pending(c);
+        if self.nodes[c].flip {
             (delta, phi)
         } else {
             (phi, delta)
@@ -393,16 +400,7 @@ impl Tree {
                 State::Solved(true) => (0, INF),
                 State::Solved(false) => (INF, 0),
                 State::Leaf | State::InFlight => (n.phi, n.delta),
-                State::Expanded => {
-                    let mut phi = INF;
-                    let mut delta = 0;
-                    for &c in &n.children {
-                        let (p, d) = self.contribution(c);
-                        phi = phi.min(p);
-                        delta = add(delta, d);
-                    }
-                    (phi, delta)
-                }
+                State::Expanded => self.from_children(i, |c| self.pending(c)),
             };
             let n = &mut self.nodes[i];
             n.phi = phi;
