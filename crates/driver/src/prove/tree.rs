@@ -239,14 +239,14 @@ impl Tree {
     fn calm(&self, i: usize) -> (u64, u64) {
         let n = &self.nodes[i];
         match n.state {
-            State::Expanded => self.from_children(i, |c| self.calm(c)),
+            State::Expanded => self.over_children(i, |c| self.calm(c)),
             _ => (n.phi, n.delta),
         }
     }
 
     /// The numbers of the split node `i` from its children's, each child's own numbers
     /// read by `child` (and swapped where the turn passes): a node holds if one move does.
-    fn from_children(&self, i: usize, child: impl Fn(usize) -> (u64, u64)) -> (u64, u64) {
+    fn over_children(&self, i: usize, child: impl Fn(usize) -> (u64, u64)) -> (u64, u64) {
         let mut phi = INF;
         let mut delta = 0;
         for &c in &self.nodes[i].children {
@@ -400,7 +400,7 @@ impl Tree {
                 State::Solved(true) => (0, INF),
                 State::Solved(false) => (INF, 0),
                 State::Leaf | State::InFlight => (n.phi, n.delta),
-                State::Expanded => self.from_children(i, |c| self.pending(c)),
+                State::Expanded => self.over_children(i, |c| self.pending(c)),
             };
             let n = &mut self.nodes[i];
             n.phi = phi;
