@@ -905,12 +905,7 @@ impl<'a> Coordinator<'a> {
 /// The proof and disproof numbers of the question asked, from those of the tree's root
 /// question (its negation where `flip`).
 fn asked_numbers(tree: &Tree, flip: bool) -> (u64, u64) {
-    let (phi, delta) = tree.numbers();
-    if flip {
-        (delta, phi)
-    } else {
-        (phi, delta)
-    }
+    tree::swap_if(flip, tree.numbers())
 }
 
 /// A job under way: its unit, the leaves of the tree waiting for it, and the root question

@@ -181,6 +181,16 @@ fn add(a: u64, b: u64) -> u64 {
     a.saturating_add(b).min(INF)
 }
 
+/// Proof and disproof numbers `(phi, delta)` seen from the other side where `flip` (the turn
+/// passes, so proving the question disproves its negation): the pair swapped.
+pub(crate) fn swap_if(flip: bool, (phi, delta): (u64, u64)) -> (u64, u64) {
+    if flip {
+        (delta, phi)
+    } else {
+        (phi, delta)
+    }
+}
+
 impl Tree {
     /// A tree of one leaf: the root question `board`/`t`.
     pub fn new(board: Board, t: i32, budget: u64) -> Tree {
@@ -250,8 +260,7 @@ impl Tree {
         let mut phi = INF;
         let mut delta = 0;
         for &c in &self.nodes[i].children {
-            let (p, d) = child(c);
-            let (p, d) = if self.nodes[c].flip { (d, p) } else { (p, d) };
+            let (p, d) = swap_if(self.nodes[c].flip, child(c));
             phi = phi.min(p);
             delta = add(delta, d);
         }
@@ -299,12 +308,7 @@ impl Tree {
 
     /// The child's contribution to its parent's (phi, delta).
     fn contribution(&self, c: usize) -> (u64, u64) {
-        let (phi, delta) = self.pending(c);
-        if self.nodes[c].flip {
-            (delta, phi)
-        } else {
-            (phi, delta)
-        }
+        swap_if(self.nodes[c].flip, self.pending(c))
     }
 
     /// The most-proving leaf that is not in flight, if any.
@@ -493,6 +497,13 @@ mod tests {
             threshold: 0,
             flip,
         }
+    }
+
+    #[test]
+    fn swap_if_swaps_only_where_the_turn_passes() {
+        assert_eq!(swap_if(false, (3, 7)), (3, 7));
+        assert_eq!(swap_if(true, (3, 7)), (7, 3));
+        assert_eq!(swap_if(true, (INF, 0)), (0, INF));
     }
 
     #[test]
