@@ -679,6 +679,17 @@ fn every_first_turns_value_is_proven_checked_and_shown() {
             })
             .collect();
         assert_eq!(shown, want, "{what}: status");
+        // Each opening move is worth the best of the first turns that begin with it.
+        for m in st["moves"].as_array().unwrap() {
+            let first = format!("S{}", m["house"]);
+            let best = want
+                .iter()
+                .filter(|(t, _)| t.split(' ').next() == Some(first.as_str()))
+                .map(|w| w.1)
+                .max();
+            let got = (m["lower"].as_i64(), m["upper"].as_i64());
+            assert_eq!(got, (best, best), "{what}: opening {first}: {st}");
+        }
         let (code, text, err) = kalah(cwd, &["prove", "status", &dir]);
         assert_eq!(code, 0, "{what}: {err}");
         for (m, v) in &want {

@@ -310,6 +310,34 @@ pub fn move_bounds(
     Ok(out)
 }
 
+/// Narrows the opening moves' bounds `moves` (0-based house, lower, upper) by the first
+/// turns' bounds `turns`: an opening is worth the best of the first turns that begin with it
+/// (those of [`super::tree::first_turns`]), and a turn not in `turns` counts as anywhere from
+/// `-seeds` to `root_upper`. So an opening with no extra turn takes its one turn's bounds, and
+/// one with an extra turn is worth at least its best turn's lower bound.
+pub fn narrow_by_turns(
+    rules: &Rules,
+    moves: &mut [(usize, i32, i32)],
+    turns: &[(Vec<usize>, i32, i32)],
+    root_upper: i32,
+    seeds: i32,
+) {
+    let all = super::tree::first_turns(rules);
+    for (h, lo, hi) in moves.iter_mut() {
+        let (mut best_lo, mut best_hi) = (-seeds, -seeds);
+        for m in all.iter().filter(|m| m[0] == *h) {
+            let (a, b) = turns
+                .iter()
+                .find(|(t, _, _)| t == m)
+                .map_or((-seeds, root_upper), |&(_, a, b)| (a, b));
+            best_lo = best_lo.max(a);
+            best_hi = best_hi.max(b);
+        }
+        *lo = (*lo).max(best_lo);
+        *hi = (*hi).min(best_hi);
+    }
+}
+
 /// What `check` found.
 #[derive(Debug, Default)]
 pub struct CheckReport {
@@ -540,4 +568,38 @@ pub fn sample(lines: &[usize], n: usize, seed: u64) -> HashSet<usize> {
     }
     v.truncate(n);
     v.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 6x6 Kalah: house 1 of the start ends in the store (so S1 is followed by a second
+    /// move), the others do not.
+    #[test]
+    fn openings_narrow_to_their_first_turns() {
+        let rules = Rules::standard(6, 6);
+        let seeds = 72;
+        let wide = |h| (h, -seeds, 4);
+        let mut moves: Vec<_> = (0..6).map(wide).collect();
+        let turns = vec![
+            (vec![0, 1], 2, 2),
+            (vec![0, 2], 4, 4),
+            (vec![2], 0, 0),
+            (vec![3], -10, 2),
+        ];
+        narrow_by_turns(&rules, &mut moves, &turns, 4, seeds);
+        // Opening 1 is worth its best turn, S1 S3, at least; the turns not given could be
+        // worth up to the root's +4.
+        assert_eq!(moves[0], (0, 4, 4));
+        // Opening 2 has one turn, not given: unchanged.
+        assert_eq!(moves[1], (1, -seeds, 4));
+        // Openings 3 and 4 are their one turn.
+        assert_eq!(moves[2], (2, 0, 0));
+        assert_eq!(moves[3], (3, -10, 2));
+        // A bound already narrower than its turn's stays.
+        let mut moves = vec![(3, 0, 4)];
+        narrow_by_turns(&rules, &mut moves, &turns, 4, seeds);
+        assert_eq!(moves[0], (3, 0, 2));
+    }
 }

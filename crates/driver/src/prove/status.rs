@@ -19,7 +19,8 @@ pub struct LedgerStatus {
     pub lower: i32,
     /// Upper bound.
     pub upper: i32,
-    /// Each opening move with records or derivable bounds: (0-based house, lower, upper).
+    /// Each opening move with records or derivable bounds: (0-based house, lower, upper),
+    /// narrowed by the first turns' bounds.
     pub moves: Vec<(usize, i32, i32)>,
     /// Each first turn with records: (0-based houses, lower, upper) of South's value after it.
     pub turns: Vec<(Vec<usize>, i32, i32)>,
@@ -153,8 +154,9 @@ pub fn status(dir: &Path, contents: &Contents, search: &Search) -> Result<Ledger
     thresholds.dedup();
     let mut d = Derivation::new(search, &rules, &units)?;
     d.no_search();
-    let moves =
+    let mut moves =
         derive::move_bounds(&mut d, &thresholds, upper, parity).map_err(|e| e.to_string())?;
+    derive::narrow_by_turns(&rules, &mut moves, &turns, upper, seeds);
     let ledger_bytes = std::fs::metadata(ledger::path(dir))
         .map(|m| m.len())
         .unwrap_or(0);
