@@ -209,3 +209,52 @@ fn verify_searches_book_entries_again_and_finds_a_wrong_one() {
         "{text}"
     );
 }
+
+#[test]
+fn verify_samples_large_no_capture_entries_only_in_bench() {
+    // Without captures a board of 30-odd seeds takes minutes to search with no database, so
+    // `ci` and `long` (seconds) leave a no-capture book's entries above 24 seeds alone; `bench`
+    // searches them again.
+    use kalah_driver::book::{file_name, Book};
+    use kalah_solver::{Board, Capture, Exhaustive, Rules};
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.join("none.toml"), "result = []\n").unwrap();
+    let rules = Rules {
+        capture: Capture::Never,
+        ..Rules::standard(3, 9)
+    };
+    let board = Board::new(&[9, 9, 9], &[1, 1, 1]);
+    let v = Exhaustive::new(rules).value(&board);
+    let entries = [(board, (v, v))].into_iter().collect();
+    std::fs::create_dir_all(cwd.join("books")).unwrap();
+    Book::new(rules, 0, "one entry", &entries)
+        .unwrap()
+        .write(&cwd.join("books").join(file_name(&rules)))
+        .unwrap();
+    for (class, sampled) in [("ci", false), ("long", false), ("bench", true)] {
+        let out = kalah(
+            cwd,
+            &[
+                "verify",
+                "--file",
+                "none.toml",
+                "--class",
+                class,
+                "--tt-mb",
+                "16",
+                "--db-root",
+                empty.path().to_str().unwrap(),
+                "--proofs",
+                empty.path().to_str().unwrap(),
+                "--books",
+                "books",
+            ],
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{class}: {text}");
+        let line = "1 opening book entries searched again, 0 disagreeing";
+        assert_eq!(text.contains(line), sampled, "{class}: {text}");
+    }
+}

@@ -6,7 +6,7 @@ use super::engine::{open_endgame, progress_message, search_error};
 use clap::{Args, ValueEnum};
 use kalah_driver::results::{first_turns, ledger_summary, notation};
 use kalah_driver::{Goal, Progress, Search, SearchConfig};
-use kalah_solver::{Board, Position, Rules, Side};
+use kalah_solver::{Board, Capture, Position, Rules, Side};
 use serde::Deserialize;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -58,7 +58,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "DIR", default_value = super::book::DEFAULT_BOOKS)]
     pub books: PathBuf,
     /// Exact entries of each book searched again (chosen at random among those of the
-    /// class's size: boards of up to 36 seeds for ci, 48 for bench, any for all).
+    /// class's size: boards of up to 36 seeds for ci and long, 24 without captures, 48 for
+    /// bench, any for all).
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub book_sample: usize,
     /// The seed of the random choice of book entries.
@@ -495,10 +496,15 @@ fn verify_books(args: &VerifyArgs) -> CliResult<(usize, usize)> {
     if args.books.as_os_str() == "none" || !args.books.is_dir() || args.book_sample == 0 {
         return Ok((0, 0));
     }
-    let most = match args.class {
-        Class::Ci => 36,
-        Class::Bench | Class::Long => 48,
-        Class::All => u32::MAX,
+    // The largest boards sampled, so that each class keeps its budget: ci and long take
+    // seconds, bench minutes. Without captures seeds leave the houses one store at a time, and a
+    // board of 34 seeds takes minutes with no database (a 2-ply 6x3 entry: 750 M nodes, 310 s),
+    // so those books are sampled by bench and all only.
+    let most = |rules: &Rules| match (args.class, rules.capture) {
+        (Class::Ci | Class::Long, Capture::Never) => 24,
+        (Class::Ci | Class::Long, _) => 36,
+        (Class::Bench, _) => 48,
+        (Class::All, _) => u32::MAX,
     };
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&args.books)
         .map_err(|e| CliError::failure(format!("{}: {e}", args.books.display())))?
@@ -514,7 +520,7 @@ fn verify_books(args: &VerifyArgs) -> CliResult<(usize, usize)> {
         let rules = book.rules();
         let mut pool: Vec<(Board, i32)> = book
             .iter()
-            .filter(|e| e.1 == e.2 && e.0.seeds() <= most)
+            .filter(|e| e.1 == e.2 && e.0.seeds() <= most(&rules))
             .map(|(b, v, _)| (b, v))
             .collect();
         let mut state = args.book_seed ^ path.to_string_lossy().len() as u64;
