@@ -499,8 +499,8 @@ fn verify_books(args: &VerifyArgs) -> CliResult<(usize, usize)> {
     // The largest boards sampled, so that each class keeps its budget: ci and long take
     // seconds, bench minutes. Without captures seeds leave the houses one store at a time, and a
     // board of 34 seeds takes minutes with no database (a 2-ply 6x3 entry: 750 M nodes, 310 s),
-    // so those books are sampled by bench and all only.
-    let most = |rules: &Rules| match (args.class, rules.capture) {
+    // so ci and long sample a no-capture book's entries of at most 24 seeds only.
+    let most_seeds = |rules: &Rules| match (args.class, rules.capture) {
         (Class::Ci | Class::Long, Capture::Never) => 24,
         (Class::Ci | Class::Long, _) => 36,
         (Class::Bench, _) => 48,
@@ -518,9 +518,10 @@ fn verify_books(args: &VerifyArgs) -> CliResult<(usize, usize)> {
             kalah_driver::book::Book::open(&path).map_err(|e| CliError::failure(e.to_string()))?;
         let checked = book.check_consistent().map_err(super::book::book_error)?;
         let rules = book.rules();
+        let most = most_seeds(&rules);
         let mut pool: Vec<(Board, i32)> = book
             .iter()
-            .filter(|e| e.1 == e.2 && e.0.seeds() <= most(&rules))
+            .filter(|e| e.1 == e.2 && e.0.seeds() <= most)
             .map(|(b, v, _)| (b, v))
             .collect();
         let mut state = args.book_seed ^ path.to_string_lossy().len() as u64;
