@@ -452,9 +452,12 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     let logged = std::sync::Mutex::new(0.0f64);
     let log_every =
         super::common::log_interval(args.log_every, args.json, std::io::stderr().is_terminal());
+    // Lines fall due by this run's clock: `p.seconds` starts again at 0 for the openings and
+    // the first turns, which would silence the log until it passed the root's time.
+    let log_clock = std::time::Instant::now();
     let report = |p: &ProveProgress| {
         bar.set_message(prove_message(p));
-        if super::common::log_due(log_every, &logged, p.seconds) {
+        if super::common::log_due(log_every, &logged, log_clock.elapsed().as_secs_f64()) {
             bar.suspend(|| eprintln!("[{:.0} s] {}", p.seconds, prove_message(p)));
         }
     };
