@@ -599,6 +599,122 @@ fn positions_near_the_start_are_split_without_units_when_asked() {
     assert_eq!(c["lower"].as_i64(), Some(want));
 }
 
+/// `--estimate-depth` changes which thresholds are asked first, never a value: every first
+/// turn settles at the naive search's margin whatever the depth, and an estimate deep enough
+/// to meet no horizon (exact) settles each with at most two questions.
+#[test]
+fn estimates_choose_the_questions_not_the_values() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    for &(houses, seeds, capture, leftover, end) in &[
+        (3usize, 3u32, "standard", "emptier", "mover"),
+        (3, 3, "never", "owner", "either"),
+        (4, 2, "empty", "emptier", "either"),
+    ] {
+        let rules = rules_of(houses, seeds, capture, leftover, end);
+        let want: Vec<(String, i64)> = kalah_driver::results::first_turns(&rules)
+            .iter()
+            .map(|t| {
+                let text: Vec<String> = t.iter().map(|h| format!("S{h}")).collect();
+                (text.join(" "), reference::ref_first_turn_margin(&rules, t))
+            })
+            .collect();
+        let what = format!("{houses}x{seeds} {capture} {leftover} {end}");
+        let mut asked = Vec::new();
+        for depth in ["0", "2", "60"] {
+            let dir = format!("{houses}x{seeds}-{capture}-d{depth}");
+            let (h, s) = (houses.to_string(), seeds.to_string());
+            let mut args = prove_args(
+                &dir,
+                &[
+                    "--houses",
+                    &h,
+                    "--seeds",
+                    &s,
+                    "--capture",
+                    capture,
+                    "--leftover",
+                    leftover,
+                    "--end",
+                    end,
+                ],
+            );
+            args.extend_from_slice(&[
+                "--unit-nodes",
+                "1000",
+                "--build-upto",
+                "5",
+                "--openings",
+                "--first-turns",
+                "--estimate-depth",
+                depth,
+            ]);
+            let v = json(cwd, &args);
+            let got: Vec<(String, i64)> = v["first_turns"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{what}: no first turns in {v}"))
+                .iter()
+                .map(|t| {
+                    assert_eq!(t["lower"], t["upper"], "{what} depth {depth}: {t}");
+                    (
+                        t["moves"].as_str().unwrap().to_string(),
+                        t["value"].as_i64().unwrap(),
+                    )
+                })
+                .collect();
+            assert_eq!(got, want, "{what} depth {depth}");
+            let ledger = std::fs::read_to_string(cwd.join(&dir).join("ledger.jsonl")).unwrap();
+            // Turn records: (moves, threshold, holds), in the ledger's order.
+            let records: Vec<(String, i64, bool)> = ledger
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l.split('\t').next().unwrap()).unwrap())
+                .filter(|j| j["kind"] == "turn")
+                .map(|j| {
+                    (
+                        j["moves"].as_str().unwrap().to_string(),
+                        j["threshold"].as_i64().unwrap(),
+                        j["holds"].as_bool().unwrap(),
+                    )
+                })
+                .collect();
+            if depth == "60" {
+                // An exact estimate: the first question about a turn is "at least its value?".
+                for (turn, value) in &want {
+                    let houses = turn.replace('S', "");
+                    let first = records.iter().find(|r| r.0 == houses);
+                    let asked = records.iter().filter(|r| r.0 == houses).count();
+                    assert!(asked <= 2, "{what}: {asked} questions about {turn}");
+                    if let Some(r) = first {
+                        assert_eq!((r.1, r.2), (*value, true), "{what}: {turn}: {records:?}");
+                    }
+                }
+            }
+            if depth == "60" {
+                // And about an opening move (after an extra turn, South's own position), "at
+                // least the best of the first turns that begin with it?".
+                let mut seen = std::collections::HashSet::new();
+                for line in ledger.lines() {
+                    let j: Value = serde_json::from_str(line.split('\t').next().unwrap()).unwrap();
+                    if j["kind"] != "opening" || !seen.insert(j["house"].clone()) {
+                        continue;
+                    }
+                    let first = format!("S{}", j["house"]);
+                    let best = want
+                        .iter()
+                        .filter(|(t, _)| t.split(' ').next() == Some(first.as_str()))
+                        .map(|w| w.1)
+                        .max();
+                    assert_eq!(j["threshold"].as_i64(), best, "{what}: {first}: {ledger}");
+                    assert_eq!(j["holds"], true, "{what}: {first}: {ledger}");
+                }
+                assert!(!seen.is_empty(), "{what}: no opening records: {ledger}");
+            }
+            asked.push(records.len());
+        }
+        assert!(asked[2] <= asked[0], "{what}: questions {asked:?}");
+    }
+}
+
 #[test]
 fn every_first_turns_value_is_proven_checked_and_shown() {
     let work = tempfile::tempdir().unwrap();

@@ -70,6 +70,10 @@ pub struct ProveConfig {
     pub split_above: usize,
     /// Depth of the shallow search that estimates a new leaf.
     pub guess_depth: u32,
+    /// Depth of the heuristic search that picks the first threshold asked of each opening
+    /// move and first turn (0: start from the root's value, as MTD(f) from the parent does).
+    /// A bad estimate costs questions, never a wrong answer.
+    pub estimate_depth: u32,
     /// The name of this process in the ledger.
     pub worker: String,
 }
@@ -262,6 +266,9 @@ pub struct ProveProgress {
     pub seconds: f64,
     /// The unit under way and its search's progress.
     pub unit: Option<(String, Progress)>,
+    /// The heuristic estimate of South's value after that opening move or first turn that
+    /// chose its first threshold, if one was made (see [`ProveConfig::estimate_depth`]).
+    pub estimate: Option<i32>,
 }
 
 /// The result of a proof run.
@@ -480,6 +487,8 @@ impl<'a> Coordinator<'a> {
         let mut out = Vec::new();
         for moves in sequences {
             let mut guess = guess;
+            let mut estimated = self.config.estimate_depth == 0;
+            self.progress.estimate = None;
             loop {
                 let (lo, hi) = match along {
                     Along::Opening => {
@@ -498,6 +507,12 @@ impl<'a> Coordinator<'a> {
                 if lo >= hi {
                     out.push((moves.clone(), lo, hi));
                     break;
+                }
+                if !estimated {
+                    estimated = true;
+                    let e = self.estimate_sequence(along, &moves)?;
+                    self.progress.estimate = Some(e);
+                    guess = e;
                 }
                 let t = guess.clamp(lo + 1, hi);
                 self.progress.threshold = t;
@@ -556,6 +571,7 @@ impl<'a> Coordinator<'a> {
         }
         self.progress.opening = None;
         self.progress.turn = None;
+        self.progress.estimate = None;
         self.drain(runner, report, cancel, started)?;
         let settled: Vec<serde_json::Value> = out
             .iter()
@@ -612,6 +628,27 @@ impl<'a> Coordinator<'a> {
             Start::Estimate(1, moves)
         } else {
             Start::Estimate(moves, 1)
+        })
+    }
+
+    /// The heuristic estimate of South's value after `moves` (an opening move or a first
+    /// turn): [`Search::estimate`] of the position after it, `estimate_depth` moves deep,
+    /// turned into South's margin with the seeds the sequence stored.
+    fn estimate_sequence(&self, along: Along, moves: &[usize]) -> Result<i32, ProveError> {
+        // The question "at least 0?" carries the sequence's gain in its threshold: after an
+        // extra turn South asks "at least -gain?", after the turn passed North asks "at
+        // least gain + 1?" of the position, negated.
+        let q = match along {
+            Along::Opening => tree::opening_question(&self.rules, moves[0], 0),
+            Along::Turn => {
+                tree::turn_question(&self.rules, moves, 0).map_err(ProveError::Ledger)?
+            }
+        };
+        let (e, _) = self.search.estimate(&q.board, self.config.estimate_depth)?;
+        Ok(if q.flip {
+            q.threshold - 1 - e
+        } else {
+            e - q.threshold
         })
     }
 

@@ -745,6 +745,53 @@ impl Search {
         }
     }
 
+    /// A heuristic estimate of the value of `board`: full-window depth-limited searches 1 to
+    /// `depth` moves deep on one thread (a board at the horizon counts 0: the store
+    /// difference so far decides), the deepest one's value. Not a proof: it only says where
+    /// to ask first. Returns the estimate and the nodes spent.
+    pub fn estimate(&self, board: &Board, depth: u32) -> Result<(i32, u64), SearchError> {
+        if let Some(v) = self.known_value(board)? {
+            return Ok((v, 0));
+        }
+        let sh = &self.shared;
+        sh.interrupted.store(false, Relaxed);
+        sh.node_limit.store(u64::MAX, Relaxed);
+        let before = sh.nodes.load(Relaxed);
+        let seeds = board.seeds() as i32;
+        let mut w = Worker::new(sh);
+        w.epoch = sh.epoch.load(Relaxed);
+        let mut value = None;
+        for d in 1..=depth.max(1) {
+            match w.search_depth(board, -seeds - 1, seeds + 1, d) {
+                Some((v, proven)) => {
+                    value = Some(v);
+                    if proven {
+                        break;
+                    }
+                }
+                None => {
+                    value = None;
+                    break;
+                }
+            }
+        }
+        w.flush();
+        let nodes = sh.nodes.load(Relaxed) - before;
+        if let Some(e) = sh.db_error.lock().unwrap().take() {
+            return Err(SearchError::Db(e));
+        }
+        match value {
+            Some(v) => Ok((v, nodes)),
+            None => Err(SearchError::Interrupted {
+                nodes,
+                checkpoint: None,
+                stage: "estimate".to_string(),
+                lower: -seeds,
+                upper: seeds,
+            }),
+        }
+    }
+
     /// The exact value of `board` when it needs no search: the game is over, or the board is
     /// small enough for the database.
     pub fn known_value(&self, board: &Board) -> Result<Option<i32>, SearchError> {

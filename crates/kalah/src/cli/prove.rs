@@ -92,6 +92,11 @@ pub struct RunArgs {
     /// Depth of the shallow search that estimates each new unit.
     #[arg(long, default_value_t = 8, value_name = "PLIES")]
     pub guess_depth: u32,
+    /// Depth of the heuristic search that picks the first threshold asked of each opening
+    /// move and first turn (0: start each from the start position's value). A poor estimate
+    /// costs questions, never a wrong answer
+    #[arg(long, default_value_t = 0, value_name = "PLIES")]
+    pub estimate_depth: u32,
     /// Transposition table size in MiB (default: a sixteenth of the machine's memory).
     #[arg(long, value_name = "MB", value_parser = super::common::parse_tt_mb)]
     pub tt_mb: Option<usize>,
@@ -226,6 +231,9 @@ pub fn prove_message(p: &ProveProgress) -> String {
         fmt_number(p.phi),
         fmt_number(p.delta)
     );
+    if let Some(e) = p.estimate {
+        s += &format!(" | estimate {e:+}");
+    }
     if let Some((label, sp)) = &p.unit {
         s += &format!(" | unit {label}: {}", progress_message(sp));
     }
@@ -435,6 +443,7 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
         split_depth: args.split_depth,
         split_above: args.split_above,
         guess_depth: args.guess_depth.max(1),
+        estimate_depth: args.estimate_depth,
         worker: worker.clone(),
     };
     let (mut coord, torn) = Coordinator::open(&search, &rules, config).map_err(prove_error)?;
