@@ -599,6 +599,67 @@ fn positions_near_the_start_are_split_without_units_when_asked() {
     assert_eq!(c["lower"].as_i64(), Some(want));
 }
 
+/// Every first turn of `rules` (`S1 S2`, ...) with its margin by the naive search.
+fn reference_first_turns(rules: &kalah_solver::Rules) -> Vec<(String, i64)> {
+    kalah_driver::results::first_turns(rules)
+        .iter()
+        .map(|t| {
+            let text: Vec<String> = t.iter().map(|h| format!("S{h}")).collect();
+            (text.join(" "), reference::ref_first_turn_margin(rules, t))
+        })
+        .collect()
+}
+
+/// The first turns of a `prove --json` answer, each asserted exact, with their values.
+fn proven_first_turns(v: &Value, what: &str) -> Vec<(String, i64)> {
+    v["first_turns"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: no first turns in {v}"))
+        .iter()
+        .map(|t| {
+            assert_eq!(t["lower"], t["upper"], "{what}: {t}");
+            (
+                t["moves"].as_str().unwrap().to_string(),
+                t["value"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The rule flags' values as text: houses, seeds, capture, leftover, end.
+fn rule_text(houses: usize, seeds: u32, axes: [&str; 3]) -> [String; 5] {
+    let [capture, leftover, end] = axes.map(String::from);
+    [
+        houses.to_string(),
+        seeds.to_string(),
+        capture,
+        leftover,
+        end,
+    ]
+}
+
+/// `prove --json` arguments for a ledger in `dir` under the rules given as text, proving
+/// every first turn with small units over a 5-seed database.
+fn first_turn_args<'a>(dir: &'a str, rules: &'a [String; 5]) -> Vec<&'a str> {
+    let mut a = prove_args(
+        dir,
+        &[
+            "--houses",
+            &rules[0],
+            "--seeds",
+            &rules[1],
+            "--capture",
+            &rules[2],
+            "--leftover",
+            &rules[3],
+            "--end",
+            &rules[4],
+        ],
+    );
+    a.extend_from_slice(&["--unit-nodes", "1000", "--build-upto", "5", "--first-turns"]);
+    a
+}
+
 /// `--estimate-depth` changes which thresholds are asked first, never a value: every first
 /// turn settles at the naive search's margin whatever the depth, and an estimate deep enough
 /// to meet no horizon (exact) settles each with at most two questions.
@@ -612,57 +673,17 @@ fn estimates_choose_the_questions_not_the_values() {
         (4, 2, "empty", "emptier", "either"),
     ] {
         let rules = rules_of(houses, seeds, capture, leftover, end);
-        let want: Vec<(String, i64)> = kalah_driver::results::first_turns(&rules)
-            .iter()
-            .map(|t| {
-                let text: Vec<String> = t.iter().map(|h| format!("S{h}")).collect();
-                (text.join(" "), reference::ref_first_turn_margin(&rules, t))
-            })
-            .collect();
+        let want = reference_first_turns(&rules);
         let what = format!("{houses}x{seeds} {capture} {leftover} {end}");
+        let text = rule_text(houses, seeds, [capture, leftover, end]);
         let mut asked = Vec::new();
         for depth in ["0", "2", "60"] {
             let dir = format!("{houses}x{seeds}-{capture}-d{depth}");
-            let (h, s) = (houses.to_string(), seeds.to_string());
-            let mut args = prove_args(
-                &dir,
-                &[
-                    "--houses",
-                    &h,
-                    "--seeds",
-                    &s,
-                    "--capture",
-                    capture,
-                    "--leftover",
-                    leftover,
-                    "--end",
-                    end,
-                ],
-            );
-            args.extend_from_slice(&[
-                "--unit-nodes",
-                "1000",
-                "--build-upto",
-                "5",
-                "--openings",
-                "--first-turns",
-                "--estimate-depth",
-                depth,
-            ]);
-            let v = json(cwd, &args);
-            let got: Vec<(String, i64)> = v["first_turns"]
-                .as_array()
-                .unwrap_or_else(|| panic!("{what}: no first turns in {v}"))
-                .iter()
-                .map(|t| {
-                    assert_eq!(t["lower"], t["upper"], "{what} depth {depth}: {t}");
-                    (
-                        t["moves"].as_str().unwrap().to_string(),
-                        t["value"].as_i64().unwrap(),
-                    )
-                })
-                .collect();
-            assert_eq!(got, want, "{what} depth {depth}");
+            let mut args = first_turn_args(&dir, &text);
+            args.extend_from_slice(&["--openings", "--estimate-depth", depth]);
+            let what = format!("{what} depth {depth}");
+            let got = proven_first_turns(&json(cwd, &args), &what);
+            assert_eq!(got, want, "{what}");
             let ledger = std::fs::read_to_string(cwd.join(&dir).join("ledger.jsonl")).unwrap();
             // Turn records: (moves, threshold, holds), in the ledger's order.
             let records: Vec<(String, i64, bool)> = ledger
@@ -734,49 +755,13 @@ fn every_first_turns_value_is_proven_checked_and_shown() {
         let rules = rules_of(houses, seeds, capture, leftover, end);
         let turns = kalah_driver::results::first_turns(&rules);
         assert!(turns.iter().any(|t| t.len() > 1), "no chained first turn");
-        let want: Vec<(String, i64)> = turns
-            .iter()
-            .map(|t| {
-                let text = t
-                    .iter()
-                    .map(|h| format!("S{h}"))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                (text, reference::ref_first_turn_margin(&rules, t))
-            })
-            .collect();
+        let want = reference_first_turns(&rules);
         let what = format!("{houses}x{seeds} {capture} {leftover} {end}");
         let dir = format!("t{n}");
-        let (h, s) = (houses.to_string(), seeds.to_string());
-        let mut args = prove_args(
-            &dir,
-            &[
-                "--houses",
-                &h,
-                "--seeds",
-                &s,
-                "--capture",
-                capture,
-                "--leftover",
-                leftover,
-                "--end",
-                end,
-            ],
-        );
-        args.extend_from_slice(&["--unit-nodes", "1000", "--build-upto", "5", "--first-turns"]);
+        let text = rule_text(houses, seeds, [capture, leftover, end]);
+        let args = first_turn_args(&dir, &text);
         let v = json(cwd, &args);
-        let got: Vec<(String, i64)> = v["first_turns"]
-            .as_array()
-            .unwrap_or_else(|| panic!("{what}: no first turns in {v}"))
-            .iter()
-            .map(|t| {
-                assert_eq!(t["lower"], t["upper"], "{what}: {t}");
-                (
-                    t["moves"].as_str().unwrap().to_string(),
-                    t["value"].as_i64().unwrap(),
-                )
-            })
-            .collect();
+        let got = proven_first_turns(&v, &what);
         assert_eq!(got, want, "{what}");
         let best = want.iter().map(|w| w.1).max().unwrap();
         assert_eq!(v["value"].as_i64(), Some(best), "{what}");
