@@ -626,6 +626,15 @@ fn proven_first_turns(v: &Value, what: &str) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// The best margin among the first turns `turns` that begin with the move `first` (`S3`).
+fn best_turn_from(turns: &[(String, i64)], first: &str) -> Option<i64> {
+    turns
+        .iter()
+        .filter(|(t, _)| t.split(' ').next() == Some(first))
+        .map(|w| w.1)
+        .max()
+}
+
 /// The rule flags' values as text: houses, seeds, capture, leftover, end.
 fn rule_text(houses: usize, seeds: u32, axes: [&str; 3]) -> [String; 5] {
     let [capture, leftover, end] = axes.map(String::from);
@@ -685,10 +694,13 @@ fn estimates_choose_the_questions_not_the_values() {
             let got = proven_first_turns(&json(cwd, &args), &what);
             assert_eq!(got, want, "{what}");
             let ledger = std::fs::read_to_string(cwd.join(&dir).join("ledger.jsonl")).unwrap();
-            // Turn records: (moves, threshold, holds), in the ledger's order.
-            let records: Vec<(String, i64, bool)> = ledger
+            let lines: Vec<Value> = ledger
                 .lines()
-                .map(|l| serde_json::from_str::<Value>(l.split('\t').next().unwrap()).unwrap())
+                .map(|l| serde_json::from_str(l.split('\t').next().unwrap()).unwrap())
+                .collect();
+            // Turn records: (moves, threshold, holds), in the ledger's order.
+            let records: Vec<(String, i64, bool)> = lines
+                .iter()
                 .filter(|j| j["kind"] == "turn")
                 .map(|j| {
                     (
@@ -709,22 +721,15 @@ fn estimates_choose_the_questions_not_the_values() {
                         assert_eq!((r.1, r.2), (*value, true), "{what}: {turn}: {records:?}");
                     }
                 }
-            }
-            if depth == "60" {
                 // And about an opening move (after an extra turn, South's own position), "at
                 // least the best of the first turns that begin with it?".
                 let mut seen = std::collections::HashSet::new();
-                for line in ledger.lines() {
-                    let j: Value = serde_json::from_str(line.split('\t').next().unwrap()).unwrap();
-                    if j["kind"] != "opening" || !seen.insert(j["house"].clone()) {
+                for j in lines.iter().filter(|j| j["kind"] == "opening") {
+                    if !seen.insert(j["house"].clone()) {
                         continue;
                     }
                     let first = format!("S{}", j["house"]);
-                    let best = want
-                        .iter()
-                        .filter(|(t, _)| t.split(' ').next() == Some(first.as_str()))
-                        .map(|w| w.1)
-                        .max();
+                    let best = best_turn_from(&want, &first);
                     assert_eq!(j["threshold"].as_i64(), best, "{what}: {first}: {ledger}");
                     assert_eq!(j["holds"], true, "{what}: {first}: {ledger}");
                 }
@@ -783,11 +788,7 @@ fn every_first_turns_value_is_proven_checked_and_shown() {
         // Each opening move is worth the best of the first turns that begin with it.
         for m in st["moves"].as_array().unwrap() {
             let first = format!("S{}", m["house"]);
-            let best = want
-                .iter()
-                .filter(|(t, _)| t.split(' ').next() == Some(first.as_str()))
-                .map(|w| w.1)
-                .max();
+            let best = best_turn_from(&want, &first);
             let got = (m["lower"].as_i64(), m["upper"].as_i64());
             assert_eq!(got, (best, best), "{what}: opening {first}: {st}");
         }
