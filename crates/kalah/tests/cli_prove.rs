@@ -741,6 +741,81 @@ fn estimates_choose_the_questions_not_the_values() {
     }
 }
 
+/// The turn records of a ledger, (moves, threshold, holds) in its order.
+fn turn_records(ledger: &str) -> Vec<(String, i64, bool)> {
+    ledger
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l.split('\t').next().unwrap()).unwrap())
+        .filter(|j| j["kind"] == "turn")
+        .map(|j| {
+            (
+                j["moves"].as_str().unwrap().to_string(),
+                j["threshold"].as_i64().unwrap(),
+                j["holds"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A first turn begun in the ledger goes on from its last answer when the run is resumed
+/// with `--estimate-depth`, instead of asking the estimate's threshold first: the questions
+/// asked about it are those of the run that was interrupted, and the values do not change.
+#[test]
+fn a_resumed_first_turn_goes_on_from_its_last_answer_whatever_the_estimate() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    let mut tried = 0;
+    for &(houses, seeds, capture, leftover, end) in &[
+        (3usize, 3u32, "never", "owner", "either"),
+        (3, 3, "standard", "emptier", "mover"),
+        (4, 2, "empty", "emptier", "either"),
+    ] {
+        let rules = rules_of(houses, seeds, capture, leftover, end);
+        let want = reference_first_turns(&rules);
+        let what = format!("{houses}x{seeds} {capture} {leftover} {end}");
+        let text = rule_text(houses, seeds, [capture, leftover, end]);
+        let dir = format!("{houses}x{seeds}-{capture}-resume");
+        let args = first_turn_args(&dir, &text);
+        assert_eq!(proven_first_turns(&json(cwd, &args), &what), want, "{what}");
+        let path = cwd.join(&dir).join("ledger.jsonl");
+        let whole = std::fs::read_to_string(&path).unwrap();
+        let records = turn_records(&whole);
+        // A turn that took three questions or more from the start's value: cut the ledger
+        // just after its first answer, as a run killed while asking its second would.
+        let Some(turn) = records
+            .iter()
+            .map(|r| r.0.clone())
+            .find(|m| records.iter().filter(|r| &r.0 == m).count() >= 3)
+        else {
+            continue;
+        };
+        tried += 1;
+        let asked: Vec<_> = records.iter().filter(|r| r.0 == turn).cloned().collect();
+        let mut kept = String::new();
+        for line in whole.lines() {
+            kept.push_str(line);
+            kept.push('\n');
+            let j: Value = serde_json::from_str(line.split('\t').next().unwrap()).unwrap();
+            if j["kind"] == "turn" && j["moves"] == turn.as_str() {
+                break;
+            }
+        }
+        std::fs::write(&path, &kept).unwrap();
+        // An estimate deep enough to be exact would ask "at least the value?" first.
+        let mut resumed = args.clone();
+        resumed.extend_from_slice(&["--estimate-depth", "60"]);
+        assert_eq!(
+            proven_first_turns(&json(cwd, &resumed), &what),
+            want,
+            "{what}"
+        );
+        let again = turn_records(&std::fs::read_to_string(&path).unwrap());
+        let now: Vec<_> = again.into_iter().filter(|r| r.0 == turn).collect();
+        assert_eq!(now, asked, "{what}: the questions about {turn}");
+    }
+    assert!(tried > 0, "no first turn took three questions");
+}
+
 #[test]
 fn every_first_turns_value_is_proven_checked_and_shown() {
     let work = tempfile::tempdir().unwrap();

@@ -72,7 +72,8 @@ pub struct ProveConfig {
     pub guess_depth: u32,
     /// Depth of the heuristic search that picks the first threshold asked of each opening
     /// move and first turn (0: start from the root's value, as MTD(f) from the parent does).
-    /// A bad estimate costs questions, never a wrong answer.
+    /// A bad estimate costs questions, never a wrong answer. A move or turn with answers in
+    /// the ledger already goes on from its last one instead.
     pub estimate_depth: u32,
     /// The name of this process in the ledger.
     pub worker: String,
@@ -489,6 +490,27 @@ impl<'a> Coordinator<'a> {
             let mut guess = guess;
             let mut estimated = self.config.estimate_depth == 0;
             self.progress.estimate = None;
+            // A sequence with questions answered in an earlier run goes on where that run
+            // left it (the question after its last answer, whose units are in the ledger),
+            // not from a new estimate that may ask another threshold first.
+            let last = match along {
+                Along::Opening => self
+                    .openings
+                    .iter()
+                    .rev()
+                    .find(|q| q.house == moves[0])
+                    .map(|q| (q.threshold, q.holds)),
+                Along::Turn => self
+                    .turns
+                    .iter()
+                    .rev()
+                    .find(|q| q.moves == moves)
+                    .map(|q| (q.threshold, q.holds)),
+            };
+            if let Some((t, holds)) = last {
+                guess = if holds { t + 1 } else { t - 1 };
+                estimated = true;
+            }
             loop {
                 let (lo, hi) = match along {
                     Along::Opening => {
