@@ -669,6 +669,22 @@ fn first_turn_args<'a>(dir: &'a str, rules: &'a [String; 5]) -> Vec<&'a str> {
     a
 }
 
+/// The turn records of a ledger, (moves, threshold, holds) in its order.
+fn turn_records(ledger: &str) -> Vec<(String, i64, bool)> {
+    ledger
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l.split('\t').next().unwrap()).unwrap())
+        .filter(|j| j["kind"] == "turn")
+        .map(|j| {
+            (
+                j["moves"].as_str().unwrap().to_string(),
+                j["threshold"].as_i64().unwrap(),
+                j["holds"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// `--estimate-depth` changes which thresholds are asked first, never a value: every first
 /// turn settles at the naive search's margin whatever the depth, and an estimate deep enough
 /// to meet no horizon (exact) settles each with at most two questions.
@@ -698,18 +714,7 @@ fn estimates_choose_the_questions_not_the_values() {
                 .lines()
                 .map(|l| serde_json::from_str(l.split('\t').next().unwrap()).unwrap())
                 .collect();
-            // Turn records: (moves, threshold, holds), in the ledger's order.
-            let records: Vec<(String, i64, bool)> = lines
-                .iter()
-                .filter(|j| j["kind"] == "turn")
-                .map(|j| {
-                    (
-                        j["moves"].as_str().unwrap().to_string(),
-                        j["threshold"].as_i64().unwrap(),
-                        j["holds"].as_bool().unwrap(),
-                    )
-                })
-                .collect();
+            let records = turn_records(&ledger);
             if depth == "60" {
                 // An exact estimate: the first question about a turn is "at least its value?".
                 for (turn, value) in &want {
@@ -739,22 +744,6 @@ fn estimates_choose_the_questions_not_the_values() {
         }
         assert!(asked[2] <= asked[0], "{what}: questions {asked:?}");
     }
-}
-
-/// The turn records of a ledger, (moves, threshold, holds) in its order.
-fn turn_records(ledger: &str) -> Vec<(String, i64, bool)> {
-    ledger
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l.split('\t').next().unwrap()).unwrap())
-        .filter(|j| j["kind"] == "turn")
-        .map(|j| {
-            (
-                j["moves"].as_str().unwrap().to_string(),
-                j["threshold"].as_i64().unwrap(),
-                j["holds"].as_bool().unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// A first turn begun in the ledger goes on from its last answer when the run is resumed
