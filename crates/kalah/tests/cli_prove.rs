@@ -669,6 +669,14 @@ fn first_turn_args<'a>(dir: &'a str, rules: &'a [String; 5]) -> Vec<&'a str> {
     a
 }
 
+/// Small games of the rule books for the `--estimate-depth` tests: (houses, seeds, capture,
+/// leftover, end).
+const ESTIMATED_GAMES: &[(usize, u32, &str, &str, &str)] = &[
+    (3, 3, "standard", "emptier", "mover"),
+    (3, 3, "never", "owner", "either"),
+    (4, 2, "empty", "emptier", "either"),
+];
+
 /// The turn records of a ledger, (moves, threshold, holds) in its order.
 fn turn_records(ledger: &str) -> Vec<(String, i64, bool)> {
     ledger
@@ -692,11 +700,7 @@ fn turn_records(ledger: &str) -> Vec<(String, i64, bool)> {
 fn estimates_choose_the_questions_not_the_values() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
-    for &(houses, seeds, capture, leftover, end) in &[
-        (3usize, 3u32, "standard", "emptier", "mover"),
-        (3, 3, "never", "owner", "either"),
-        (4, 2, "empty", "emptier", "either"),
-    ] {
+    for &(houses, seeds, capture, leftover, end) in ESTIMATED_GAMES {
         let rules = rules_of(houses, seeds, capture, leftover, end);
         let want = reference_first_turns(&rules);
         let what = format!("{houses}x{seeds} {capture} {leftover} {end}");
@@ -754,11 +758,7 @@ fn a_resumed_first_turn_goes_on_from_its_last_answer_whatever_the_estimate() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
     let mut tried = 0;
-    for &(houses, seeds, capture, leftover, end) in &[
-        (3usize, 3u32, "never", "owner", "either"),
-        (3, 3, "standard", "emptier", "mover"),
-        (4, 2, "empty", "emptier", "either"),
-    ] {
+    for &(houses, seeds, capture, leftover, end) in ESTIMATED_GAMES {
         let rules = rules_of(houses, seeds, capture, leftover, end);
         let want = reference_first_turns(&rules);
         let what = format!("{houses}x{seeds} {capture} {leftover} {end}");
