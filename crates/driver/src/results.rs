@@ -412,19 +412,27 @@ pub struct LedgerSummary {
 
 impl LedgerSummary {
     /// Bounds on the value under the pie rule, `-min |M|` over the first turns' margins `M`,
-    /// from the bounds on each first turn; a turn without records is bounded by the
-    /// seeds and the start's upper bound only. Exact (equal bounds) once every turn is, or
-    /// as soon as one turn is exactly 0.
+    /// from the bounds on each first turn; a turn without records is bounded by the seeds
+    /// and the upper bound of its opening move (or of the start) only. Exact (equal bounds)
+    /// once every turn is, or as soon as one turn is exactly 0. The start and each opening
+    /// move are worth their best first turn, so some turn lies within each one's bounds:
+    /// an exact start of value `v` puts the pie value at `-|v|` or above.
     pub fn pie_bounds(&self) -> (i32, i32) {
         let seeds = Board::start(&self.rules).seeds() as i32;
         let (mut least_low, mut least_high) = (i32::MAX, i32::MAX);
-        // Both lists have 1-based houses.
+        // Every list has 1-based houses.
+        let opening_upper = |house: usize| {
+            self.openings
+                .iter()
+                .find(|o| o.0 == house)
+                .map_or(self.upper, |o| o.2.min(self.upper))
+        };
         for m in first_turns(&self.rules) {
             let (lo, hi) = self
                 .turns
                 .iter()
                 .find(|t| t.0 == m)
-                .map_or((-seeds, self.upper), |t| (t.1, t.2));
+                .map_or((-seeds, opening_upper(m[0])), |t| (t.1, t.2));
             // |M| for M in [lo, hi].
             let abs_low = if lo > 0 {
                 lo
@@ -436,6 +444,11 @@ impl LedgerSummary {
             let abs_high = lo.abs().max(hi.abs());
             least_low = least_low.min(abs_low);
             least_high = least_high.min(abs_high);
+        }
+        let witnesses = std::iter::once((self.lower, self.upper))
+            .chain(self.openings.iter().map(|o| (o.1, o.2)));
+        for (lo, hi) in witnesses {
+            least_high = least_high.min(lo.abs().max(hi.abs()));
         }
         (-least_high, -least_low)
     }
@@ -517,32 +530,57 @@ mod tests {
     fn pie_bounds_follow_the_first_turns() {
         let rules = Rules::standard(6, 3);
         let all = first_turns(&rules);
-        let summary = |turns: Vec<(Vec<usize>, i32, i32)>| LedgerSummary {
+        let bounded = |lower: i32,
+                       upper: i32,
+                       openings: Vec<(usize, i32, i32)>,
+                       turns: Vec<(Vec<usize>, i32, i32)>| LedgerSummary {
             rules,
-            lower: 2,
-            upper: 2,
-            openings: Vec::new(),
+            lower,
+            upper,
+            openings,
             turns,
             units: 0,
             nodes: 0,
             seconds: 0.0,
         };
-        // Nothing recorded: every turn in [-36, +2], so min |M| is anywhere in [0, 36].
-        assert_eq!(summary(Vec::new()).pie_bounds(), (-36, 0));
+        let summary = |turns| bounded(2, 2, Vec::new(), turns);
+        // Nothing known: every turn in [-36, +36], so min |M| is anywhere in [0, 36].
+        assert_eq!(
+            bounded(-36, 36, Vec::new(), Vec::new()).pie_bounds(),
+            (-36, 0)
+        );
+        // A start between +4 and +8: its best turn is too, so min |M| is at most 8.
+        assert_eq!(bounded(4, 8, Vec::new(), Vec::new()).pie_bounds(), (-8, 0));
+        // A start of exactly +2: its best turn is +2, so min |M| is 0 or 2.
+        assert_eq!(summary(Vec::new()).pie_bounds(), (-2, 0));
+        // An opening move between -6 and -4 has a turn there, and with every other opening at
+        // most -2 every turn is at most -2: min |M| in [2, 6].
+        let openings: Vec<_> = (1..=6)
+            .map(|h| if h == 3 { (h, -6, -4) } else { (h, -36, -2) })
+            .collect();
+        assert_eq!(
+            bounded(-36, -2, openings, Vec::new()).pie_bounds(),
+            (-6, -2)
+        );
         // Every turn exact: -min |M|.
         let exact: Vec<_> = all
             .iter()
             .enumerate()
             .map(|(i, m)| (m.clone(), -4 - 2 * i as i32, -4 - 2 * i as i32))
             .collect();
-        assert_eq!(summary(exact.clone()).pie_bounds(), (-4, -4));
+        // The start is the best of them, -4.
+        assert_eq!(
+            bounded(-4, -4, Vec::new(), exact.clone()).pie_bounds(),
+            (-4, -4)
+        );
         // One exactly 0 settles it whatever the others are.
         let zero = vec![(all[3].clone(), 0, 0), (all[0].clone(), -36, 2)];
         assert_eq!(summary(zero).pie_bounds(), (0, 0));
         // A turn between -6 and -2 among exact ones far from 0: min |M| in [2, 4].
         let mut mixed = exact;
         mixed[1] = (all[1].clone(), -6, -2);
-        assert_eq!(summary(mixed).pie_bounds(), (-4, -2));
+        // The start is between -4 and -2 then.
+        assert_eq!(bounded(-4, -2, Vec::new(), mixed).pie_bounds(), (-4, -2));
     }
 
     #[test]

@@ -44,6 +44,23 @@ fn rules_of(
     }
 }
 
+/// The row of `results --json` output `r` for the game `rules`.
+fn results_row(r: &Value, rules: &kalah_solver::Rules) -> Value {
+    r["games"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| {
+            g["houses"] == rules.houses
+                && g["seeds"] == rules.seeds
+                && g["capture"] == rules.capture.name()
+                && g["leftover"] == rules.leftover.name()
+                && g["end"] == rules.end.name()
+        })
+        .unwrap_or_else(|| panic!("{rules}: no row in {r}"))
+        .clone()
+}
+
 /// The start value by the reference minimax (South's margin: stores are empty at the start).
 fn reference_value(houses: usize, seeds: u32, capture: &str, leftover: &str, end: &str) -> i64 {
     let rules = rules_of(houses, seeds, capture, leftover, end);
@@ -71,6 +88,7 @@ fn prove_agrees_with_the_reference_in_every_variant_and_check_holds() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
     let mut n = 0;
+    let mut games = Vec::new();
     for &(houses, seeds) in &[(3usize, 3u32), (4, 2)] {
         for capture in ["standard", "empty", "never"] {
             for leftover in ["owner", "emptier", "discard"] {
@@ -106,8 +124,10 @@ fn prove_agrees_with_the_reference_in_every_variant_and_check_holds() {
                     let what = format!("{h}x{s} {capture} {leftover} {end}");
                     assert_eq!(v["value"].as_i64(), Some(want), "{what}: {v}");
                     assert_eq!(v["lower"], v["upper"], "{what}");
-                    // Sign: the same result word as the reference's sign.
-                    let sign_dir = format!("{dir}-sign");
+                    games.push((rules_of(houses, seeds, capture, leftover, end), want));
+                    // Sign: the same result word as the reference's sign (the ledgers apart,
+                    // so that `results` reads each kind on its own).
+                    let sign_dir = format!("sign/{dir}");
                     let mut args = prove_args(&sign_dir, &rules);
                     args.extend_from_slice(&[
                         "--unit-nodes",
@@ -139,6 +159,36 @@ fn prove_agrees_with_the_reference_in_every_variant_and_check_holds() {
                     assert_eq!(again["value"].as_i64(), Some(want), "{what}");
                     assert_eq!(again["units"].as_u64(), Some(0), "{what}: {again}");
                 }
+            }
+        }
+    }
+    // With no first turn settled, `results` bounds the pie value by the start's value alone
+    // (its best first turn is worth it), and the naive pie value lies within those bounds;
+    // the sign ledgers' wider bounds hold it too.
+    for (proofs, exact) in [(".", true), ("sign", false)] {
+        let r = json(
+            cwd,
+            &[
+                "results",
+                "--file",
+                "none.json",
+                "--proofs",
+                proofs,
+                "--json",
+            ],
+        );
+        for (rules, want) in &games {
+            let row = results_row(&r, rules);
+            let pie = -reference_first_turns(rules)
+                .iter()
+                .map(|t| t.1.abs())
+                .min()
+                .unwrap();
+            let lo = row["pie_lower"].as_i64().unwrap();
+            let hi = row["pie_upper"].as_i64().unwrap();
+            assert!(lo <= pie && pie <= hi, "{rules} ({proofs}): {pie} in {row}");
+            if exact {
+                assert_eq!(lo, -want.abs(), "{rules}: {row}");
             }
         }
     }
@@ -882,19 +932,7 @@ fn every_first_turns_value_is_proven_checked_and_shown() {
         &["results", "--file", "none.json", "--proofs", ".", "--json"],
     );
     for (rules, want) in &games {
-        let row = r["games"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|g| {
-                g["houses"] == rules.houses
-                    && g["seeds"] == rules.seeds
-                    && g["capture"] == rules.capture.name()
-                    && g["leftover"] == rules.leftover.name()
-                    && g["end"] == rules.end.name()
-            })
-            .unwrap_or_else(|| panic!("{rules}: no row in {r}"))
-            .clone();
+        let row = results_row(&r, rules);
         let value = want.iter().map(|w| w.1).max().unwrap();
         let best: Vec<&str> = want
             .iter()

@@ -6,7 +6,7 @@ use clap::Args;
 use kalah_driver::results::{
     ledger_summary, notation, Entry, LedgerSummary, ResultsFile, RuleSet, RULE_SETS,
 };
-use kalah_solver::Rules;
+use kalah_solver::{Board, Rules};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -176,7 +176,7 @@ fn print_table(rows: &[Row]) {
          may swap sides after South's first turn"
     );
     println!(
-        "{:<11} {:<5} {:>9} {:<22} {:>5}  source",
+        "{:<11} {:<5} {:>9} {:<22} {:>7}  source",
         "rules", "board", "value", "best first turn(s)", "pie"
     );
     for r in rows {
@@ -201,10 +201,9 @@ fn print_table(rows: &[Row]) {
                     if !complete && !l.turns.is_empty() {
                         best.push("..".into());
                     }
-                    let pie = ledger_pie(l).map(signed).unwrap_or_else(|| "?".into());
-                    (best.join(", "), pie)
+                    (best.join(", "), ledger_pie_text(l))
                 }
-                None => (String::new(), "?".into()),
+                None => (String::new(), ledger_pie_text(l)),
             },
             _ => (String::new(), "?".into()),
         };
@@ -214,7 +213,7 @@ fn print_table(rows: &[Row]) {
             name.to_string()
         };
         println!(
-            "{:<11} {:<5} {:>9} {:<22} {:>5}  {}",
+            "{:<11} {:<5} {:>9} {:<22} {:>7}  {}",
             rules,
             board,
             value,
@@ -299,6 +298,16 @@ fn ledger_pie(l: &LedgerSummary) -> Option<i32> {
     (l.lower == l.upper && lo == hi).then_some(lo)
 }
 
+/// A ledger's pie column: its bounds on the pie rule's value (one number once exact), `?`
+/// while they allow anything from losing every seed to 0.
+fn ledger_pie_text(l: &LedgerSummary) -> String {
+    let seeds = Board::start(&l.rules).seeds() as i32;
+    match l.pie_bounds() {
+        (lo, _) if lo <= -seeds => "?".into(),
+        (lo, hi) => bounds_text(lo, hi),
+    }
+}
+
 /// The best first turns a ledger proves, for a start whose value it settles, and whether the
 /// list is complete (every first turn settled). Before any first turn has records, the opening
 /// moves proven best stand in, each as `S<h>..`, and the list is never complete.
@@ -352,7 +361,7 @@ fn row_json(r: &Row) -> Value {
     };
     let (pie_lower, pie_upper) = match (&r.entry, ledger) {
         (Some(e), _) => (Some(e.pie_value), Some(e.pie_value)),
-        (None, Some(l)) if !l.turns.is_empty() => {
+        (None, Some(l)) => {
             let (lo, hi) = l.pie_bounds();
             (Some(lo), Some(hi))
         }
