@@ -727,11 +727,18 @@ const ESTIMATED_GAMES: &[(usize, u32, &str, &str, &str)] = &[
     (4, 2, "empty", "emptier", "either"),
 ];
 
-/// The turn records of a ledger, (moves, threshold, holds) in its order.
-fn turn_records(ledger: &str) -> Vec<(String, i64, bool)> {
+/// The records of a ledger's text, each line's JSON without its checksum.
+fn ledger_json(ledger: &str) -> Vec<Value> {
     ledger
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l.split('\t').next().unwrap()).unwrap())
+        .map(|l| serde_json::from_str(l.split('\t').next().unwrap()).unwrap())
+        .collect()
+}
+
+/// The turn records among a ledger's records, (moves, threshold, holds) in its order.
+fn turn_records(records: &[Value]) -> Vec<(String, i64, bool)> {
+    records
+        .iter()
         .filter(|j| j["kind"] == "turn")
         .map(|j| {
             (
@@ -764,11 +771,8 @@ fn estimates_choose_the_questions_not_the_values() {
             let got = proven_first_turns(&json(cwd, &args), &what);
             assert_eq!(got, want, "{what}");
             let ledger = std::fs::read_to_string(cwd.join(&dir).join("ledger.jsonl")).unwrap();
-            let lines: Vec<Value> = ledger
-                .lines()
-                .map(|l| serde_json::from_str(l.split('\t').next().unwrap()).unwrap())
-                .collect();
-            let records = turn_records(&ledger);
+            let lines = ledger_json(&ledger);
+            let records = turn_records(&lines);
             if depth == "60" {
                 // An exact estimate: the first question about a turn is "at least its value?".
                 for (turn, value) in &want {
@@ -818,7 +822,7 @@ fn a_resumed_first_turn_goes_on_from_its_last_answer_whatever_the_estimate() {
         assert_eq!(proven_first_turns(&json(cwd, &args), &what), want, "{what}");
         let path = cwd.join(&dir).join("ledger.jsonl");
         let whole = std::fs::read_to_string(&path).unwrap();
-        let records = turn_records(&whole);
+        let records = turn_records(&ledger_json(&whole));
         // A turn that took three questions or more from the start's value: cut the ledger
         // just after its first answer, as a run killed while asking its second would.
         let Some(turn) = records
@@ -848,7 +852,7 @@ fn a_resumed_first_turn_goes_on_from_its_last_answer_whatever_the_estimate() {
             want,
             "{what}"
         );
-        let again = turn_records(&std::fs::read_to_string(&path).unwrap());
+        let again = turn_records(&ledger_json(&std::fs::read_to_string(&path).unwrap()));
         let now: Vec<_> = again.into_iter().filter(|r| r.0 == turn).collect();
         assert_eq!(now, asked, "{what}: the questions about {turn}");
     }
