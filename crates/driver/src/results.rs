@@ -286,6 +286,29 @@ pub fn first_turns(rules: &Rules) -> Vec<Vec<usize>> {
         .collect()
 }
 
+/// The first turn written `text` (`"S2 S1"`, or `"2 1"`: South's houses, 1-based, in order),
+/// as 1-based houses; an error naming every first turn of the game if it is not one of them.
+pub fn parse_first_turn(rules: &Rules, text: &str) -> Result<Vec<usize>, String> {
+    let all = first_turns(rules);
+    let houses: Option<Vec<usize>> = text
+        .split_whitespace()
+        .map(|w| {
+            let w = w.strip_prefix(['S', 's']).unwrap_or(w);
+            w.parse::<usize>().ok()
+        })
+        .collect();
+    houses.filter(|m| all.contains(m)).ok_or_else(|| {
+        format!(
+            "\"{}\" is not a first turn of this game (they are {})",
+            text.trim(),
+            all.iter()
+                .map(|m| notation(m))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
 /// The recorded results (`data/results.json`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResultsFile {
@@ -523,6 +546,21 @@ pub fn date_of(secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A first turn is read with or without the `S`, and anything that is not one of the
+    /// game's first turns is refused with the list of those that are.
+    #[test]
+    fn first_turns_are_parsed_and_checked() {
+        // 6x4: house 3 ends in the store, so a turn that begins with it goes on.
+        let rules = Rules::standard(6, 4);
+        assert_eq!(parse_first_turn(&rules, "S3 S1"), Ok(vec![3, 1]));
+        assert_eq!(parse_first_turn(&rules, " 3  s6 "), Ok(vec![3, 6]));
+        assert_eq!(parse_first_turn(&rules, "S5"), Ok(vec![5]));
+        for bad in ["S3", "S3 S3", "S7", "S0", "S1 S2", "", "S", "three", "S-1"] {
+            let e = parse_first_turn(&rules, bad).unwrap_err();
+            assert!(e.contains("S3 S1, S3 S2"), "{bad:?}: {e}");
+        }
+    }
 
     /// The pie rule's bounds follow the first turns' bounds: open while a turn could still
     /// be nearer 0, exact once every turn is or once one is exactly 0.

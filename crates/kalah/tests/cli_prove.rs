@@ -804,6 +804,53 @@ fn estimates_choose_the_questions_not_the_values() {
     }
 }
 
+/// `--turn` proves only the first turns it names, in the order given (written with or
+/// without the `S`), at the naive search's values; `--first-turns` then goes on in the same
+/// ledger and proves the rest; a turn that is not one of the game's is refused before any work.
+#[test]
+fn named_first_turns_are_proven_alone_and_in_order() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    for &(houses, seeds, capture, leftover, end) in ESTIMATED_GAMES {
+        let rules = rules_of(houses, seeds, capture, leftover, end);
+        let want = reference_first_turns(&rules);
+        let what = format!("{houses}x{seeds} {capture} {leftover} {end}");
+        let text = rule_text(houses, seeds, [capture, leftover, end]);
+        let dir = format!("{houses}x{seeds}-{capture}-named");
+        let mut args = first_turn_args(&dir, &text);
+        assert_eq!(args.pop(), Some("--first-turns"));
+        // The last turn, then a chained one written without its S's.
+        let last = want.last().unwrap().clone();
+        let chained = want.iter().find(|t| t.0.contains(' ')).unwrap().clone();
+        let bare = chained.0.replace('S', "");
+        let mut named = args.clone();
+        named.extend_from_slice(&["--turn", &last.0, "--turn", &bare]);
+        let got = proven_first_turns(&json(cwd, &named), &what);
+        assert_eq!(got, vec![last.clone(), chained.clone()], "{what}");
+        let ledger = std::fs::read_to_string(cwd.join(&dir).join("ledger.jsonl")).unwrap();
+        let asked: std::collections::HashSet<String> = turn_records(&ledger_json(&ledger))
+            .into_iter()
+            .map(|r| r.0)
+            .collect();
+        let expect: std::collections::HashSet<String> = [&last.0, &chained.0]
+            .iter()
+            .map(|t| t.replace('S', ""))
+            .collect();
+        assert_eq!(asked, expect, "{what}: {ledger}");
+        args.push("--first-turns");
+        assert_eq!(proven_first_turns(&json(cwd, &args), &what), want, "{what}");
+        let mut bad = args.clone();
+        bad.pop();
+        bad.extend_from_slice(&["--turn", "S1 S1"]);
+        let (code, _, err) = kalah(cwd, &bad);
+        assert_eq!(code, 2, "{what}: {err}");
+        assert!(
+            err.contains("is not a first turn") && err.contains(&chained.0),
+            "{err}"
+        );
+    }
+}
+
 /// A first turn begun in the ledger goes on from its last answer when the run is resumed
 /// with `--estimate-depth`, instead of asking the estimate's threshold first: the questions
 /// asked about it are those of the run that was interrupted, and the values do not change.

@@ -469,6 +469,26 @@ impl<'a> Coordinator<'a> {
         self.settle_each(Along::Turn, turns, guess, runner, report, cancel)
     }
 
+    /// The exact value of the first turns `turns` only (0-based houses), in that order, each
+    /// proven as in [`Coordinator::run_first_turns`]. An error, before anything is proven,
+    /// if one of them is not a first turn of the game.
+    pub fn run_turns(
+        &mut self,
+        turns: Vec<Vec<usize>>,
+        guess: i32,
+        runner: &mut dyn Runner,
+        report: &(dyn Fn(&ProveProgress) + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<TurnBounds, ProveError> {
+        let all = tree::first_turns(&self.rules);
+        if let Some(m) = turns.iter().find(|m| !all.contains(m)) {
+            return Err(ProveError::Ledger(format!(
+                "houses {m:?} (0-based) are not a first turn of this game"
+            )));
+        }
+        self.settle_each(Along::Turn, turns, guess, runner, report, cancel)
+    }
+
     /// For each sequence of South's moves from the start (an opening move, or a whole first
     /// turn), MTD(f) from `guess` over questions about the position after it, capped by the
     /// root's upper bound, each answer appended to the ledger as a record of `along`'s kind.

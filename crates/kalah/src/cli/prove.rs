@@ -14,6 +14,7 @@ use kalah_driver::prove::{
     default_dir, Coordinator, LocalRunner, ProveConfig, ProveError, ProveGoal, ProveProgress,
     Runner,
 };
+use kalah_driver::results::parse_first_turn;
 use kalah_driver::{Search, SearchConfig, SearchError};
 use kalah_solver::{Board, Endgame, Rules};
 use serde_json::json;
@@ -73,6 +74,10 @@ pub struct RunArgs {
     /// proven in the same ledger (turn records), after the opening moves with --openings.
     #[arg(long)]
     pub first_turns: bool,
+    /// Then the exact value of this first turn only, as --first-turns proves each (`"S2 S1"`
+    /// or `"2 1"`: South's houses in order); repeat it for more, proven in the order given.
+    #[arg(long, value_name = "TURN")]
+    pub turn: Vec<String>,
     /// The ledger's directory (default `data/proofs/<houses>x<seeds>-<rules>`).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
@@ -251,11 +256,19 @@ fn fmt_number(n: u64) -> String {
 
 fn prove(args: &RunArgs) -> CliResult {
     let rules = args.rules.rules()?;
-    if (args.openings || args.first_turns) && !matches!(args.goal, GoalArg::Exact) {
+    if (args.openings || args.first_turns || !args.turn.is_empty())
+        && !matches!(args.goal, GoalArg::Exact)
+    {
         return Err(CliError::usage(
-            "--openings and --first-turns need --goal exact (the values they prove are exact)",
+            "--openings, --first-turns and --turn need --goal exact (the values they prove are exact)",
         ));
     }
+    if args.first_turns && !args.turn.is_empty() {
+        return Err(CliError::usage(
+            "--first-turns proves every first turn; --turn only those it names: give one of them",
+        ));
+    }
+    turns_asked(args, &rules)?;
     #[cfg(feature = "mpi")]
     {
         use mpi::topology::Communicator;
@@ -492,9 +505,9 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
         }
         _ => None,
     };
-    let first_turns = match &result {
-        Ok(r) if args.first_turns && r.lower == r.upper && !matches!(openings, Some(Err(_))) => {
-            Some(coord.run_first_turns(r.lower, &mut *runner, &report, cancel_flag()))
+    let first_turns = match (&result, turns_asked(args, &rules)?) {
+        (Ok(r), Some(turns)) if r.lower == r.upper && !matches!(openings, Some(Err(_))) => {
+            Some(coord.run_turns(turns, r.lower, &mut *runner, &report, cancel_flag()))
         }
         _ => None,
     };
@@ -877,6 +890,29 @@ fn snapshot_subject(s: &serde_json::Value) -> String {
 }
 
 /// A first turn (0-based houses) as a move list: `S3 S6`.
+/// The first turns to prove after the start (0-based houses): every one with
+/// `--first-turns`, those named with `--turn`, none without either.
+fn turns_asked(args: &RunArgs, rules: &Rules) -> CliResult<Option<Vec<Vec<usize>>>> {
+    if args.first_turns {
+        return Ok(Some(kalah_driver::prove::tree::first_turns(rules)));
+    }
+    if args.turn.is_empty() {
+        return Ok(None);
+    }
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for text in &args.turn {
+        let m: Vec<usize> = parse_first_turn(rules, text)
+            .map_err(|e| CliError::usage(format!("--turn: {e}")))?
+            .into_iter()
+            .map(|h| h - 1)
+            .collect();
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    Ok(Some(out))
+}
+
 fn turn_text(m: &[usize]) -> String {
     m.iter()
         .map(|h| format!("S{}", h + 1))

@@ -4,7 +4,7 @@ use super::common::cancel_flag;
 use super::common::{default_db_dir, progress_bar, show_progress, CliError, CliResult, RuleArgs};
 use super::engine::{open_endgame, progress_message, search_error};
 use clap::{Args, ValueEnum};
-use kalah_driver::results::{first_turns, ledger_summary, notation};
+use kalah_driver::results::{ledger_summary, notation, parse_first_turn};
 use kalah_driver::{Goal, Progress, Search, SearchConfig};
 use kalah_solver::{Board, Capture, Position, Rules, Side};
 use serde::Deserialize;
@@ -149,22 +149,12 @@ impl Known {
         let Some(text) = &self.first_turn else {
             return Ok(None);
         };
-        let wanted = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        first_turns(rules)
-            .into_iter()
-            .find(|m| notation(m) == wanted)
+        parse_first_turn(rules, text)
             .map(|m| Some(m.into_iter().map(|h| h - 1).collect()))
-            .ok_or_else(|| {
+            .map_err(|e| {
                 CliError::usage(format!(
-                    "{}x{} ({}): \"{text}\" is not a first turn of this game (they are {})",
-                    self.houses,
-                    self.seeds,
-                    self.source,
-                    first_turns(rules)
-                        .iter()
-                        .map(|m| notation(m))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "{}x{} ({}): {e}",
+                    self.houses, self.seeds, self.source
                 ))
             })
     }
