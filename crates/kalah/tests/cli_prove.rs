@@ -727,6 +727,30 @@ const ESTIMATED_GAMES: &[(usize, u32, &str, &str, &str)] = &[
     (4, 2, "empty", "emptier", "either"),
 ];
 
+/// A game of [`ESTIMATED_GAMES`] with what its tests need: its first turns' naive values,
+/// a name for messages, its rule flags as text and a name for its ledger directories.
+struct EstimatedGame {
+    want: Vec<(String, i64)>,
+    what: String,
+    text: [String; 5],
+    name: String,
+}
+
+fn estimated_games() -> Vec<EstimatedGame> {
+    ESTIMATED_GAMES
+        .iter()
+        .map(|&(houses, seeds, capture, leftover, end)| {
+            let rules = rules_of(houses, seeds, capture, leftover, end);
+            EstimatedGame {
+                want: reference_first_turns(&rules),
+                what: format!("{houses}x{seeds} {capture} {leftover} {end}"),
+                text: rule_text(houses, seeds, [capture, leftover, end]),
+                name: format!("{houses}x{seeds}-{capture}"),
+            }
+        })
+        .collect()
+}
+
 /// The records of a ledger's text, each line's JSON without its checksum.
 fn ledger_json(ledger: &str) -> Vec<Value> {
     ledger
@@ -757,14 +781,16 @@ fn turn_records(records: &[Value]) -> Vec<(String, i64, bool)> {
 fn estimates_choose_the_questions_not_the_values() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
-    for &(houses, seeds, capture, leftover, end) in ESTIMATED_GAMES {
-        let rules = rules_of(houses, seeds, capture, leftover, end);
-        let want = reference_first_turns(&rules);
-        let what = format!("{houses}x{seeds} {capture} {leftover} {end}");
-        let text = rule_text(houses, seeds, [capture, leftover, end]);
+    for EstimatedGame {
+        want,
+        what,
+        text,
+        name,
+    } in estimated_games()
+    {
         let mut asked = Vec::new();
         for depth in ["0", "2", "60"] {
-            let dir = format!("{houses}x{seeds}-{capture}-d{depth}");
+            let dir = format!("{name}-d{depth}");
             let mut args = first_turn_args(&dir, &text);
             args.extend_from_slice(&["--openings", "--estimate-depth", depth]);
             let what = format!("{what} depth {depth}");
@@ -811,12 +837,14 @@ fn estimates_choose_the_questions_not_the_values() {
 fn named_first_turns_are_proven_alone_and_in_order() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
-    for &(houses, seeds, capture, leftover, end) in ESTIMATED_GAMES {
-        let rules = rules_of(houses, seeds, capture, leftover, end);
-        let want = reference_first_turns(&rules);
-        let what = format!("{houses}x{seeds} {capture} {leftover} {end}");
-        let text = rule_text(houses, seeds, [capture, leftover, end]);
-        let dir = format!("{houses}x{seeds}-{capture}-named");
+    for EstimatedGame {
+        want,
+        what,
+        text,
+        name,
+    } in estimated_games()
+    {
+        let dir = format!("{name}-named");
         let mut args = first_turn_args(&dir, &text);
         assert_eq!(args.pop(), Some("--first-turns"));
         // The last turn, then a chained one written without its S's.
@@ -859,12 +887,14 @@ fn a_resumed_first_turn_goes_on_from_its_last_answer_whatever_the_estimate() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
     let mut tried = 0;
-    for &(houses, seeds, capture, leftover, end) in ESTIMATED_GAMES {
-        let rules = rules_of(houses, seeds, capture, leftover, end);
-        let want = reference_first_turns(&rules);
-        let what = format!("{houses}x{seeds} {capture} {leftover} {end}");
-        let text = rule_text(houses, seeds, [capture, leftover, end]);
-        let dir = format!("{houses}x{seeds}-{capture}-resume");
+    for EstimatedGame {
+        want,
+        what,
+        text,
+        name,
+    } in estimated_games()
+    {
+        let dir = format!("{name}-resume");
         let args = first_turn_args(&dir, &text);
         assert_eq!(proven_first_turns(&json(cwd, &args), &what), want, "{what}");
         let path = cwd.join(&dir).join("ledger.jsonl");
