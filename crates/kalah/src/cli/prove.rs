@@ -889,7 +889,6 @@ fn snapshot_subject(s: &serde_json::Value) -> String {
     question_subject(opening, turn.as_deref())
 }
 
-/// A first turn (0-based houses) as a move list: `S3 S6`.
 /// The first turns to prove after the start (0-based houses): every one with
 /// `--first-turns`, those named with `--turn`, none without either.
 fn turns_asked(args: &RunArgs, rules: &Rules) -> CliResult<Option<Vec<Vec<usize>>>> {
@@ -913,6 +912,7 @@ fn turns_asked(args: &RunArgs, rules: &Rules) -> CliResult<Option<Vec<Vec<usize>
     Ok(Some(out))
 }
 
+/// A first turn (0-based houses) as a move list: `S3 S6`.
 fn turn_text(m: &[usize]) -> String {
     m.iter()
         .map(|h| format!("S{}", h + 1))
