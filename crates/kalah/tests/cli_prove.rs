@@ -879,6 +879,50 @@ fn named_first_turns_are_proven_alone_and_in_order() {
     }
 }
 
+/// Where values have the parity of the seeds, "at least v - 1?" and "at least v?" are one
+/// question: the root's proof, which asks odd thresholds going up from 0, settles the question
+/// "at least v?" about the only best first turn (one move, a position the root's proof split)
+/// with no unit searched again, not even one answered by the table.
+#[test]
+fn a_question_at_an_equivalent_threshold_reuses_the_ledger() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    for (houses, seeds) in [(4, 2), (3, 4)] {
+        let rules = rules_of(houses, seeds, "standard", "owner", "either");
+        let want = reference_first_turns(&rules);
+        let what = format!("{houses}x{seeds}");
+        let v = want.iter().map(|w| w.1).max().unwrap();
+        let best: Vec<_> = want.iter().filter(|w| w.1 == v).collect();
+        assert!(v > 0 && best.len() == 1, "{what}: {want:?}");
+        assert!(!best[0].0.contains(' '), "{what}: {want:?}");
+        let text = rule_text(houses, seeds, ["standard", "owner", "either"]);
+        let dir = format!("{what}-parity");
+        let mut args = first_turn_args(&dir, &text);
+        assert_eq!(args.pop(), Some("--first-turns"));
+        // The start and the opening moves split, their questions asked of their moves.
+        args.extend_from_slice(&["--split-above", "2"]);
+        let root = json(cwd, &args);
+        assert_eq!(root["value"].as_i64(), Some(v), "{what}: {root}");
+        let path = cwd.join(&dir).join("ledger.jsonl");
+        let before = ledger_json(&std::fs::read_to_string(&path).unwrap());
+        let last = before
+            .iter()
+            .rfind(|j| j["kind"] == "root" && j["holds"] == true);
+        assert_eq!(last.unwrap()["threshold"].as_i64(), Some(v - 1), "{what}");
+        args.extend_from_slice(&["--turn", &best[0].0]);
+        let got = proven_first_turns(&json(cwd, &args), &what);
+        assert_eq!(got, vec![best[0].clone()], "{what}");
+        let ledger = ledger_json(&std::fs::read_to_string(&path).unwrap());
+        let added = &ledger[before.len()..];
+        assert_eq!(added.len(), 1, "{what}: {added:?}");
+        assert_eq!(added[0]["kind"], "turn", "{what}: {added:?}");
+        assert_eq!(added[0]["threshold"].as_i64(), Some(v), "{what}");
+        // And a check derives the turn record from units proven at the other threshold.
+        let c = json(cwd, &["prove", "check", &dir, "--json", "--tt-mb", "16"]);
+        assert_eq!(c["ok"], true, "{what}: {c}");
+    }
+}
+
 /// A first turn begun in the ledger goes on from its last answer when the run is resumed
 /// with `--estimate-depth`, instead of asking the estimate's threshold first: the questions
 /// asked about it are those of the run that was interrupted, and the values do not change.

@@ -3,7 +3,10 @@
 //!
 //! A question "is the value of `board` (for the player to move) at least `t`?" is
 //! - settled by a fact: a unit with verdict `at-least` at a threshold `t' >= t`, or `below`
-//!   at a threshold `t' <= t`;
+//!   at a threshold `t' <= t`; where every seed ends in a store (any leftover rule but
+//!   `discard`), the value of a board has the parity of the seeds on it, so `at-least` at
+//!   `t'` also settles `t' + 1` when `t'` is not such a value, and `below` at `t'` also
+//!   settles `t' - 1` when `t'` is one;
 //! - settled by the game's end: the board's final value is at least `t` or not;
 //! - for a split position (the start, and every board of a unit with verdict `open`: the
 //!   prover split it into its moves), settled by its moves: it holds if one move's question
@@ -41,6 +44,24 @@ struct Question {
 struct Known {
     reached: Option<(i32, usize)>,
     missed: Option<(i32, usize)>,
+}
+
+impl Known {
+    /// The largest threshold proven reached and the smallest proven missed on `board`, each
+    /// moved to the next threshold it also settles where values have the parity of the
+    /// seeds (`parity`).
+    fn settled(&self, board: &Board, parity: bool) -> (Option<i32>, Option<i32>) {
+        let can_be = |t: i32| (t - board.seeds() as i32) % 2 == 0;
+        let reached = self.reached.map(|(r, _)| match parity && !can_be(r) {
+            true => r + 1,
+            false => r,
+        });
+        let missed = self.missed.map(|(m, _)| match parity && can_be(m) {
+            true => m - 1,
+            false => m,
+        });
+        (reached, missed)
+    }
 }
 
 /// Derives answers from the facts of a ledger's units.
@@ -101,7 +122,10 @@ impl Deriver {
             } else if k.missed.map_or(true, |(t, _)| u.threshold < t) {
                 k.missed = Some((u.threshold, *line));
             }
-            if let (Some((a, la)), Some((b, lb))) = (k.reached, k.missed) {
+            let settled = k.settled(&u.board, rules.values_have_parity());
+            if let (Some((_, la)), Some((_, lb)), (Some(a), Some(b))) =
+                (k.reached, k.missed, settled)
+            {
                 if a >= b && (la == *line || lb == *line) {
                     errors.push(format!(
                         "lines {la} and {lb} contradict each other: {} is proven at least {} and below {}",
@@ -132,10 +156,11 @@ impl Deriver {
     /// Whether "the value of `board` is at least `t`" follows: `Some(answer)`, or `None`.
     pub fn holds(&mut self, board: &Board, t: i32) -> Option<bool> {
         if let Some(k) = self.facts.get(board) {
-            if k.reached.is_some_and(|(r, _)| t <= r) {
+            let (reached, missed) = k.settled(board, self.rules.values_have_parity());
+            if reached.is_some_and(|r| t <= r) {
                 return Some(true);
             }
-            if k.missed.is_some_and(|(m, _)| t >= m) {
+            if missed.is_some_and(|m| t >= m) {
                 return Some(false);
             }
         }

@@ -350,6 +350,55 @@ fn a_ledger_of_exact_facts_one_move_deep_gives_the_minimax_value() {
     }
 }
 
+/// Where every seed ends in a store, a board's value has the parity of its seeds: a unit at
+/// the threshold just below a value settles the value's question too ("at least w - 1"
+/// is "at least w"), and one that fails at a value fails just below it ("below w + 2" is
+/// "below w + 1"). Under `discard`, where values have no parity, the same ledger proves
+/// nothing, and contradictions are found between equivalent thresholds only with parity.
+#[test]
+fn equivalent_thresholds_settle_each_other_only_where_values_have_parity() {
+    use ledger_check::game::{Capture, End, Leftover};
+    for (leftover, parity) in [
+        (Leftover::Owner, true),
+        (Leftover::Emptier, true),
+        (Leftover::Discard, false),
+    ] {
+        let rules = Rules {
+            houses: 3,
+            seeds: 2,
+            capture: Capture::Standard,
+            leftover,
+            end: End::Either,
+        };
+        let start = Board::start(&rules);
+        let v = minimax(&rules, &start);
+        let mut lines = vec![header(&rules), unit("", &start, v, "open", 0)];
+        let mut one = None;
+        for h in start.moves(&rules) {
+            let next = start.play(&rules, h).unwrap().next;
+            let w = minimax(&rules, &next);
+            one.get_or_insert((h, next.clone(), w));
+            lines.push(unit(&h.to_string(), &next, w - 1, "at-least", 0));
+            lines.push(unit(&h.to_string(), &next, w + 2, "below", 0));
+        }
+        lines.push(root(v, true));
+        lines.push(root(v + 1, false));
+        let r = check_dir(ledger_of(&lines).path());
+        assert_eq!(r.ok(), parity, "{leftover:?}: {:#?}", r.errors);
+        if parity {
+            assert_eq!((r.root.lower, r.root.upper), (v, v));
+        } else {
+            assert!(has_error(&r, &["does not follow"]), "{:#?}", r.errors);
+        }
+        // "Below w" beside "at least w - 1": a contradiction only where values have parity.
+        let (h, next, w) = one.unwrap();
+        lines.insert(2, unit(&h.to_string(), &next, w, "below", 0));
+        let r = check_dir(ledger_of(&lines).path());
+        let contradiction = has_error(&r, &["contradict each other"]);
+        assert_eq!(contradiction, parity, "{leftover:?}: {:#?}", r.errors);
+    }
+}
+
 #[test]
 fn a_record_that_needs_the_database_says_so() {
     // 3 houses, 2 seeds: 12 seeds in all, within the 12-seed database the "prover" used.

@@ -52,7 +52,7 @@ impl<'a> Derivation<'a> {
         rules: &Rules,
         units: &[&UnitRecord],
     ) -> Result<Derivation<'a>, String> {
-        let mut facts = Facts::default();
+        let mut facts = Facts::new(search.values_have_parity());
         let mut split = HashSet::new();
         split.insert(Board::start(rules));
         let mut db_seeds = 0;

@@ -327,7 +327,7 @@ impl<'a> Coordinator<'a> {
             rules: *rules,
             config,
             ledger,
-            facts: Facts::default(),
+            facts: Facts::new(search.values_have_parity()),
             open: HashMap::new(),
             answers: Vec::new(),
             openings: Vec::new(),
@@ -355,11 +355,23 @@ impl<'a> Coordinator<'a> {
         match u.verdict.truth() {
             Some(holds) => self.facts.add(&u.board, u.threshold, holds),
             None => {
-                let e = self.open.entry((u.board, u.threshold)).or_insert(0);
+                let e = self
+                    .open
+                    .entry(self.key(&u.board, u.threshold))
+                    .or_insert(0);
                 *e = (*e).max(u.budget);
                 Ok(())
             }
         }
+    }
+
+    /// The key of "is the value of `board` at least `t`?" among the units that ran out:
+    /// the same for equivalent thresholds (see [`tree::same_question`]).
+    fn key(&self, board: &Board, t: i32) -> (Board, i32) {
+        (
+            *board,
+            tree::same_question(board, t, self.search.values_have_parity()),
+        )
     }
 
     /// Where the run stands: units and nodes so far, the question under way.
@@ -872,7 +884,7 @@ impl<'a> Coordinator<'a> {
                     // Too near the root to be worth a unit: split at once. An open unit of
                     // budget 0 says so in the ledger (a check derives split positions from
                     // their moves), once.
-                    if !self.open.contains_key(&(n.board, n.threshold)) {
+                    if !self.open.contains_key(&self.key(&n.board, n.threshold)) {
                         self.record(&UnitRecord {
                             path: n.path.clone(),
                             board: n.board,
@@ -890,7 +902,7 @@ impl<'a> Coordinator<'a> {
                 }
                 if self
                     .open
-                    .get(&(n.board, n.threshold))
+                    .get(&self.key(&n.board, n.threshold))
                     .is_some_and(|&b| b >= n.budget && n.budget > 0)
                 {
                     // This unit already ran out of this budget (in the ledger): split at once.
@@ -898,10 +910,12 @@ impl<'a> Coordinator<'a> {
                     continue;
                 }
                 // The same question already under way for another leaf: wait for it.
+                let (_, same) = self.key(&n.board, n.threshold);
+                let parity = self.search.values_have_parity();
                 if let Some(f) = self.flights.values_mut().find(|f| {
                     f.generation == generation
                         && f.board == n.board
-                        && f.threshold == n.threshold
+                        && tree::same_question(&f.board, f.threshold, parity) == same
                         && f.budget >= n.budget
                 }) {
                     f.leaves.push(i);

@@ -439,13 +439,42 @@ impl Tree {
 }
 
 /// Proven facts about boards: for each board the largest threshold known to hold and the
-/// smallest known to fail (a value at least `t` is at least every smaller threshold).
-#[derive(Default, Debug)]
+/// smallest known to fail (a value at least `t` is at least every smaller threshold). Where
+/// values have parity (every seed ends in a store, so a board's value has the parity of its
+/// seeds), a fact says as much at the equivalent threshold: "at least 1?" and "at least 2?" are
+/// one question about a board of even seeds.
+#[derive(Debug)]
 pub struct Facts {
     map: HashMap<Board, (i32, i32)>,
+    parity: bool,
+}
+
+/// Whether `t` is a value `board` can have, under rules whose values have parity.
+fn is_value(board: &Board, t: i32) -> bool {
+    (i64::from(t) - i64::from(board.seeds())).rem_euclid(2) == 0
+}
+
+/// The one threshold that stands for "is the value of `board` at least `t`?" among the
+/// thresholds that ask the same question: under rules whose values have parity (`parity`),
+/// a threshold `t` that is a possible value asks what `t - 1` asks; otherwise `t` itself.
+/// Work recorded at one of them (a unit that ran out, a unit under way) is work at both.
+pub fn same_question(board: &Board, t: i32, parity: bool) -> i32 {
+    if parity && is_value(board, t) {
+        t - 1
+    } else {
+        t
+    }
 }
 
 impl Facts {
+    /// No facts yet; `parity`: whether the rules' values have the parity of the seeds.
+    pub fn new(parity: bool) -> Facts {
+        Facts {
+            map: HashMap::new(),
+            parity,
+        }
+    }
+
     /// What is known of "the value of `board` is at least `t`".
     pub fn get(&self, board: &Board, t: i32) -> Option<bool> {
         let &(hi_true, lo_false) = self.map.get(board)?;
@@ -460,11 +489,18 @@ impl Facts {
 
     /// Adds a fact; an error if it contradicts one already known.
     pub fn add(&mut self, board: &Board, t: i32, holds: bool) -> Result<(), String> {
+        // With parity: at least t means at least the least value from t; below t means at
+        // most the greatest value under t, so below the threshold just above it.
+        let (t_true, t_false) = match self.parity {
+            true if !is_value(board, t) => (t.saturating_add(1), t),
+            true => (t, t.saturating_sub(1)),
+            false => (t, t),
+        };
         let e = self.map.entry(*board).or_insert((i32::MIN, i32::MAX));
         if holds {
-            e.0 = e.0.max(t);
+            e.0 = e.0.max(t_true);
         } else {
-            e.1 = e.1.min(t);
+            e.1 = e.1.min(t_false);
         }
         if e.0 >= e.1 {
             return Err(format!(
@@ -562,10 +598,48 @@ mod tests {
         assert_eq!(t.open_counts(), (0, 0));
     }
 
+    /// Where values have parity, a fact answers the equivalent threshold too (a board of
+    /// 8 seeds has even values: "at least 1?" is "at least 2?", "below 2" is "below 1");
+    /// where they do not, only the thresholds it covers.
+    #[test]
+    fn facts_answer_equivalent_thresholds_where_values_have_parity() {
+        let b = Board::new(&[2, 2], &[2, 2]);
+        let odd = Board::new(&[2, 1], &[2, 2]);
+        let mut f = Facts::new(true);
+        f.add(&b, 1, true).unwrap();
+        assert_eq!(f.get(&b, 2), Some(true));
+        assert_eq!(f.get(&b, 3), None);
+        f.add(&b, 6, false).unwrap();
+        assert_eq!(f.get(&b, 5), Some(false));
+        assert_eq!(f.get(&b, 4), None);
+        f.add(&b, 4, false).unwrap();
+        assert_eq!(f.get(&b, 3), Some(false));
+        assert_eq!(f.get(&b, 2), Some(true));
+        // At least 2 and below 3 is exactly 2; below 2 then contradicts "at least 1".
+        assert!(f.add(&b, 2, false).is_err());
+        // 7 seeds: odd values; "below -1" is "below -2", "at least -4" is "at least -3".
+        f.add(&odd, -1, false).unwrap();
+        assert_eq!(f.get(&odd, -2), Some(false));
+        assert_eq!(f.get(&odd, -3), None);
+        f.add(&odd, -4, true).unwrap();
+        assert_eq!(f.get(&odd, -3), Some(true));
+        assert!(f.add(&odd, -3, false).is_err());
+        let mut g = Facts::new(false);
+        g.add(&b, 1, true).unwrap();
+        g.add(&b, 4, false).unwrap();
+        assert_eq!(g.get(&b, 2), None);
+        assert_eq!(g.get(&b, 3), None);
+        assert_eq!(same_question(&b, 2, true), 1);
+        assert_eq!(same_question(&b, 1, true), 1);
+        assert_eq!(same_question(&odd, -1, true), -2);
+        assert_eq!(same_question(&odd, -2, true), -2);
+        assert_eq!(same_question(&b, 2, false), 2);
+    }
+
     #[test]
     fn facts_are_monotone_and_contradictions_are_errors() {
         let b = Board::new(&[2, 2], &[2, 2]);
-        let mut f = Facts::default();
+        let mut f = Facts::new(false);
         assert_eq!(f.get(&b, 0), None);
         f.add(&b, 2, true).unwrap();
         f.add(&b, 6, false).unwrap();
