@@ -719,29 +719,29 @@ fn first_turn_args<'a>(dir: &'a str, rules: &'a [String; 5]) -> Vec<&'a str> {
     a
 }
 
-/// Small games of the rule books for the `--estimate-depth` tests: (houses, seeds, capture,
-/// leftover, end).
+/// Small games of the rule books for the `--estimate-depth` and `--turn` tests: (houses,
+/// seeds, capture, leftover, end).
 const ESTIMATED_GAMES: &[(usize, u32, &str, &str, &str)] = &[
     (3, 3, "standard", "emptier", "mover"),
     (3, 3, "never", "owner", "either"),
     (4, 2, "empty", "emptier", "either"),
 ];
 
-/// A game of [`ESTIMATED_GAMES`] with what its tests need: its first turns' naive values,
-/// a name for messages, its rule flags as text and a name for its ledger directories.
-struct EstimatedGame {
+/// A small game with what the first-turn tests need: its first turns' naive values, a name
+/// for messages, its rule flags as text and a name for its ledger directories.
+struct SmallGame {
     want: Vec<(String, i64)>,
     what: String,
     text: [String; 5],
     name: String,
 }
 
-fn estimated_games() -> Vec<EstimatedGame> {
-    ESTIMATED_GAMES
-        .iter()
+/// The games `list` (houses, seeds, capture, leftover, end), as [`SmallGame`]s.
+fn small_games(list: &[(usize, u32, &str, &str, &str)]) -> Vec<SmallGame> {
+    list.iter()
         .map(|&(houses, seeds, capture, leftover, end)| {
             let rules = rules_of(houses, seeds, capture, leftover, end);
-            EstimatedGame {
+            SmallGame {
                 want: reference_first_turns(&rules),
                 what: format!("{houses}x{seeds} {capture} {leftover} {end}"),
                 text: rule_text(houses, seeds, [capture, leftover, end]),
@@ -781,12 +781,12 @@ fn turn_records(records: &[Value]) -> Vec<(String, i64, bool)> {
 fn estimates_choose_the_questions_not_the_values() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
-    for EstimatedGame {
+    for SmallGame {
         want,
         what,
         text,
         name,
-    } in estimated_games()
+    } in small_games(ESTIMATED_GAMES)
     {
         let mut asked = Vec::new();
         for depth in ["0", "2", "60"] {
@@ -837,12 +837,12 @@ fn estimates_choose_the_questions_not_the_values() {
 fn named_first_turns_are_proven_alone_and_in_order() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
-    for EstimatedGame {
+    for SmallGame {
         want,
         what,
         text,
         name,
-    } in estimated_games()
+    } in small_games(ESTIMATED_GAMES)
     {
         let dir = format!("{name}-named");
         let mut args = first_turn_args(&dir, &text);
@@ -865,11 +865,10 @@ fn named_first_turns_are_proven_alone_and_in_order() {
             .map(|t| t.replace('S', ""))
             .collect();
         assert_eq!(asked, expect, "{what}: {ledger}");
+        let mut bad = args.clone();
+        bad.extend_from_slice(&["--turn", "S1 S1"]);
         args.push("--first-turns");
         assert_eq!(proven_first_turns(&json(cwd, &args), &what), want, "{what}");
-        let mut bad = args.clone();
-        bad.pop();
-        bad.extend_from_slice(&["--turn", "S1 S1"]);
         let (code, _, err) = kalah(cwd, &bad);
         assert_eq!(code, 2, "{what}: {err}");
         assert!(
@@ -887,16 +886,20 @@ fn named_first_turns_are_proven_alone_and_in_order() {
 fn a_question_at_an_equivalent_threshold_reuses_the_ledger() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
-    for (houses, seeds) in [(4, 2), (3, 4)] {
-        let rules = rules_of(houses, seeds, "standard", "owner", "either");
-        let want = reference_first_turns(&rules);
-        let what = format!("{houses}x{seeds}");
+    for SmallGame {
+        want,
+        what,
+        text,
+        name,
+    } in small_games(&[
+        (4, 2, "standard", "owner", "either"),
+        (3, 4, "standard", "owner", "either"),
+    ]) {
         let v = want.iter().map(|w| w.1).max().unwrap();
         let best: Vec<_> = want.iter().filter(|w| w.1 == v).collect();
         assert!(v > 0 && best.len() == 1, "{what}: {want:?}");
         assert!(!best[0].0.contains(' '), "{what}: {want:?}");
-        let text = rule_text(houses, seeds, ["standard", "owner", "either"]);
-        let dir = format!("{what}-parity");
+        let dir = format!("{name}-parity");
         let mut args = first_turn_args(&dir, &text);
         assert_eq!(args.pop(), Some("--first-turns"));
         // The start and the opening moves split, their questions asked of their moves.
@@ -931,12 +934,12 @@ fn a_resumed_first_turn_goes_on_from_its_last_answer_whatever_the_estimate() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
     let mut tried = 0;
-    for EstimatedGame {
+    for SmallGame {
         want,
         what,
         text,
         name,
-    } in estimated_games()
+    } in small_games(ESTIMATED_GAMES)
     {
         let dir = format!("{name}-resume");
         let args = first_turn_args(&dir, &text);

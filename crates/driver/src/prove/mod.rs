@@ -243,7 +243,7 @@ pub struct ProveProgress {
     /// [`Coordinator::run_openings`]).
     pub opening: Option<usize>,
     /// The first turn (0-based houses) whose value is being proven, if any (see
-    /// [`Coordinator::run_first_turns`]).
+    /// [`Coordinator::run_turns`]).
     pub turn: Option<Vec<usize>>,
     /// What is proven of South's value (after that opening move or first turn):
     /// `[lower, upper]`.
@@ -467,23 +467,11 @@ impl<'a> Coordinator<'a> {
         Ok(out.into_iter().map(|(m, lo, hi)| (m[0], lo, hi)).collect())
     }
 
-    /// The exact value of every first turn (everything South does before North moves),
-    /// proven as the opening moves are in [`Coordinator::run_openings`], each answer a turn
-    /// record. Returns each first turn (0-based houses) with its proven bounds.
-    pub fn run_first_turns(
-        &mut self,
-        guess: i32,
-        runner: &mut dyn Runner,
-        report: &(dyn Fn(&ProveProgress) + Sync),
-        cancel: &AtomicBool,
-    ) -> Result<TurnBounds, ProveError> {
-        let turns = tree::first_turns(&self.rules);
-        self.settle_each(Along::Turn, turns, guess, runner, report, cancel)
-    }
-
-    /// The exact value of the first turns `turns` only (0-based houses), in that order, each
-    /// proven as in [`Coordinator::run_first_turns`]. An error, before anything is proven,
-    /// if one of them is not a first turn of the game.
+    /// The exact value of each first turn in `turns` (0-based houses; a first turn is
+    /// everything South does before North moves; [`tree::first_turns`] lists them all), in
+    /// that order, proven as the opening moves are in [`Coordinator::run_openings`], each
+    /// answer a turn record. Returns each with its proven bounds; an error, before anything
+    /// is proven, if one of them is not a first turn of the game.
     pub fn run_turns(
         &mut self,
         turns: Vec<Vec<usize>>,
