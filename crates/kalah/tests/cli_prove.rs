@@ -497,6 +497,57 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
         "{needed} {all}"
     );
     assert_eq!(needed["lower"].as_i64(), Some(want));
+    // Each of them is recorded beside the ledger, and a second --needed check searches none
+    // again: it counts what the first recorded.
+    let file = cwd.join("run/rechecked.jsonl");
+    let records = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(records.lines().count() as u64, n);
+    let again = json(cwd, &needed_args);
+    assert_eq!(again["ok"], true, "{again}");
+    assert_eq!(again["reproved"].as_u64(), Some(0), "{again}");
+    assert_eq!(again["recorded"].as_u64(), Some(n), "{again}");
+    assert_eq!(again["recorded_nodes"], needed["nodes"], "{again}");
+    // A record that says the search disagreed (checksum made good) is an error, not skipped.
+    let mut lines: Vec<String> = records.lines().map(String::from).collect();
+    let json_text = lines[0].rsplit_once('\t').unwrap().0.to_string();
+    let json_text = json_text.as_str();
+    let mut j: Value = serde_json::from_str(json_text).unwrap();
+    j["found"] = Value::String(
+        if j["claimed"] == "below" {
+            "at-least"
+        } else {
+            "below"
+        }
+        .into(),
+    );
+    let t = j.to_string();
+    lines[0] = format!("{t}\t{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes()));
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let (code, out, _) = kalah(cwd, &needed_args);
+    assert_eq!(code, 1, "{out}");
+    let bad: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        bad["errors"][0].as_str().unwrap().contains("as recorded"),
+        "{bad}"
+    );
+    // A record of another position is not used: that unit is searched again.
+    let mut j: Value = serde_json::from_str(json_text).unwrap();
+    j["threshold"] = Value::from(j["threshold"].as_i64().unwrap() + 100);
+    let t = j.to_string();
+    lines[0] = format!("{t}\t{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes()));
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let (code, out, err) = kalah(cwd, &needed_args);
+    assert_eq!(code, 0, "{out} {err}");
+    assert!(err.contains("match no proven unit"), "{err}");
+    let redone: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(redone["reproved"].as_u64(), Some(1), "{redone}");
+    assert_eq!(redone["recorded"].as_u64(), Some(n - 1), "{redone}");
+    // A damaged record before the last line is an error naming the file.
+    let damaged = records.replacen("\"line\"", "\"lime\"", 1) + &records;
+    std::fs::write(&file, damaged).unwrap();
+    let (code, _, err) = kalah(cwd, &needed_args);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("rechecked.jsonl line 1"), "{err}");
 }
 
 #[test]

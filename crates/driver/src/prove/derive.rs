@@ -9,6 +9,7 @@
 //! derives each one again from the units and reports any that does not follow.
 
 use super::ledger::{Contents, OpeningRecord, Record, RootRecord, TurnRecord, UnitRecord, Verdict};
+use super::recheck::Recheck;
 use super::tree::{opening_question, questions, turn_question, Facts};
 use super::ProveError;
 use crate::search::{Progress, Search, SearchError};
@@ -362,6 +363,14 @@ pub struct CheckReport {
     pub last_line: Option<usize>,
     /// Proven units that the root, opening and first-turn records rest on.
     pub needed: usize,
+    /// Chosen units not searched now because `previous` records them proven again.
+    pub recorded: usize,
+    /// Nodes of those earlier searches.
+    pub recorded_nodes: u64,
+    /// Their seconds.
+    pub recorded_seconds: f64,
+    /// Records in `previous` that match no proven unit of the ledger (not used).
+    pub stale_records: usize,
 }
 
 /// Checks the ledger `contents`: every unit's position follows its path, the units do not
@@ -370,12 +379,18 @@ pub struct CheckReport {
 /// when searched again without a budget. With `needed`, only the units that the derivation of
 /// the root, opening and first-turn records rests on are candidates for `pick` (those whose
 /// facts settled a question on the way: proving exactly them again from nothing checks
-/// everything the records depend on).
+/// everything the records depend on). A chosen unit that `previous` records as proven again
+/// (same line, position, threshold and claim) is not searched: its recorded answer counts,
+/// and a recorded disagreement is an error. Each unit searched now is passed to `record`
+/// as soon as its search ends.
+#[allow(clippy::too_many_arguments)]
 pub fn check(
     search: &Search,
     contents: &Contents,
     pick: &dyn Fn(usize) -> bool,
     needed: bool,
+    previous: &[Recheck],
+    record: &mut dyn FnMut(&Recheck) -> Result<(), String>,
     progress: &(dyn Fn(usize, usize, &Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<CheckReport, ProveError> {
@@ -494,8 +509,48 @@ pub fn check(
         })
         .map(|(_, x)| x)
         .collect();
+    // The records that still match their ledger line (the last one of a line counts).
+    let mut earlier: HashMap<usize, &Recheck> = HashMap::new();
+    for r in previous {
+        let fits = units.iter().any(|(line, u)| {
+            *line == r.line
+                && u.board == r.board
+                && u.threshold == r.threshold
+                && u.verdict.truth() == Some(r.claimed)
+        });
+        if fits {
+            earlier.insert(r.line, r);
+        } else {
+            report.stale_records += 1;
+        }
+    }
+    let disagree = |line: usize, u: &UnitRecord, claimed: bool, found: bool| {
+        format!(
+            "line {line}: the ledger says the value of {} is {} {:+}, the search says {}",
+            u.board,
+            if claimed { "at least" } else { "below" },
+            u.threshold,
+            if found {
+                "it is at least"
+            } else {
+                "it is below"
+            }
+        )
+    };
     for (k, (line, u)) in chosen.iter().enumerate() {
         let claimed = u.verdict.truth().unwrap();
+        if let Some(r) = earlier.get(line) {
+            report.recorded += 1;
+            report.recorded_nodes += r.nodes;
+            report.recorded_seconds += r.seconds;
+            if r.found != claimed {
+                report
+                    .errors
+                    .push(disagree(*line, u, claimed, r.found) + " (as recorded)");
+            }
+            continue;
+        }
+        let started = Instant::now();
         let label = format!("line {line}: {} at least {:+}?", u.board, u.threshold);
         let (found, nodes) = match search.decide(
             &u.board,
@@ -518,18 +573,26 @@ pub fn check(
         report.nodes += nodes;
         report.reproved += 1;
         report.last_line = Some(*line);
-        if found != Some(claimed) {
+        let Some(found) = found else {
+            // An unbudgeted search decides; were it ever not to, nothing is recorded.
             report.errors.push(format!(
-                "line {line}: the ledger says the value of {} is {} {:+}, the search says {}",
-                u.board,
-                if claimed { "at least" } else { "below" },
-                u.threshold,
-                if found == Some(true) {
-                    "it is at least"
-                } else {
-                    "it is below"
-                }
+                "line {line}: the search of {} gave no answer",
+                u.board
             ));
+            continue;
+        };
+        record(&Recheck {
+            line: *line,
+            board: u.board,
+            threshold: u.threshold,
+            claimed,
+            found,
+            nodes,
+            seconds: started.elapsed().as_secs_f64(),
+        })
+        .map_err(ProveError::Ledger)?;
+        if found != claimed {
+            report.errors.push(disagree(*line, u, claimed, found));
         }
     }
     report.seconds = start.elapsed().as_secs_f64();

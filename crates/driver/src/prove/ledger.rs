@@ -44,7 +44,7 @@ impl Verdict {
         }
     }
 
-    fn parse(s: &str) -> Option<Verdict> {
+    pub(crate) fn parse(s: &str) -> Option<Verdict> {
         match s {
             "at-least" => Some(Verdict::AtLeast),
             "below" => Some(Verdict::Below),
@@ -166,7 +166,7 @@ fn checksum(json: &str) -> String {
 }
 
 /// The line (with its newline) for a JSON value.
-fn line(v: &Value) -> String {
+pub(crate) fn line(v: &Value) -> String {
     let text = v.to_string();
     format!("{text}\t{}\n", checksum(&text))
 }
@@ -220,7 +220,7 @@ fn record_json(r: &Record) -> Value {
 }
 
 /// Reads one line's JSON object, checking its checksum; `Err` says what is wrong.
-fn parse_line(text: &str) -> Result<Value, String> {
+pub(crate) fn parse_line(text: &str) -> Result<Value, String> {
     let (json, sum) = text
         .rsplit_once('\t')
         .ok_or("no checksum (a tab and 16 hex digits) at the end")?;

@@ -18,6 +18,7 @@ pub mod derive;
 pub mod ledger;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod recheck;
 pub mod status;
 pub mod tree;
 

@@ -9,6 +9,7 @@ use super::engine::{default_tt_mb, open_endgame, progress_message, rules_json, F
 use clap::{Args, Subcommand};
 use kalah_driver::prove::derive;
 use kalah_driver::prove::ledger;
+use kalah_driver::prove::recheck;
 use kalah_driver::prove::status::result_word;
 use kalah_driver::prove::{
     default_dir, Coordinator, LocalRunner, ProveConfig, ProveError, ProveGoal, ProveProgress,
@@ -157,7 +158,9 @@ pub struct CheckArgs {
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
     /// Prove again exactly the units that the root, opening and first-turn records rest on
-    /// (each fact the derivation used names its unit), from nothing.
+    /// (each fact the derivation used names its unit), from nothing. Each unit proven again
+    /// is recorded in `rechecked.jsonl` beside the ledger; a later `--needed` check goes on
+    /// from there.
     #[arg(long, conflicts_with = "sample")]
     pub needed: bool,
     /// Prove again only the chosen units after ledger line L (an interrupted check names
@@ -738,16 +741,45 @@ fn check(args: &CheckArgs) -> CliResult {
     let visible = show_progress(args.json);
     let bar = spinner(visible);
     let after = args.after_line.unwrap_or(0);
+    // With --needed, each unit proven again is recorded beside the ledger as its search ends,
+    // and the units recorded there are not searched again.
+    let (previous, mut file) = if args.needed {
+        let houses = rules.houses;
+        let (previous, torn) = recheck::read(&args.dir, houses).map_err(CliError::failure)?;
+        if torn > 0 {
+            eprintln!(
+                "warning: the last line of {} ({torn} bytes) is cut short or damaged and is dropped",
+                recheck::path(&args.dir).display()
+            );
+        }
+        let file = recheck::Rechecked::open(&args.dir, torn).map_err(CliError::failure)?;
+        (previous, Some(file))
+    } else {
+        (Vec::new(), None)
+    };
+    let mut record = |r: &recheck::Recheck| match file.as_mut() {
+        Some(f) => f.append(r),
+        None => Ok(()),
+    };
     let report = derive::check(
         &search,
         &contents,
         &|line| line > after && chosen.contains(&line),
         args.needed,
+        &previous,
+        &mut record,
         &|k, n, p| bar.set_message(format!("unit {}/{n} | {}", k + 1, progress_message(p))),
         cancel_flag(),
     );
     bar.finish_and_clear();
     let r = report.map_err(prove_error)?;
+    if r.stale_records > 0 {
+        eprintln!(
+            "warning: {} records of {} match no proven unit of the ledger and were not used",
+            r.stale_records,
+            recheck::path(&args.dir).display()
+        );
+    }
     if r.interrupted {
         // Say what was checked, and how to go on from there.
         let again = {
@@ -758,7 +790,13 @@ fn check(args: &CheckArgs) -> CliResult {
             if let Some(n) = args.sample {
                 c += &format!(" --sample {n} --seed {seed}");
             }
-            if let Some(l) = r.last_line.or(args.after_line) {
+            // A --needed check goes on from what it recorded; the others from a line.
+            let line = if args.needed {
+                args.after_line
+            } else {
+                r.last_line.or(args.after_line)
+            };
+            if let Some(l) = line {
                 c += &format!(" --after-line {l}");
             }
             c
@@ -786,6 +824,7 @@ fn check(args: &CheckArgs) -> CliResult {
                     "ok": r.errors.is_empty(),
                     "errors": r.errors,
                     "reproved": r.reproved,
+                    "recorded": r.recorded,
                     "last_line": r.last_line,
                     "nodes": r.nodes,
                     "seconds": r.seconds,
@@ -811,6 +850,9 @@ fn check(args: &CheckArgs) -> CliResult {
                 "reproved": r.reproved,
                 "nodes": r.nodes,
                 "seconds": r.seconds,
+                "recorded": r.recorded,
+                "recorded_nodes": r.recorded_nodes,
+                "recorded_seconds": r.recorded_seconds,
                 "lower": r.lower,
                 "upper": r.upper,
                 "seed": args.sample.map(|_| seed),
@@ -832,6 +874,15 @@ fn check(args: &CheckArgs) -> CliResult {
             r.nodes,
             r.seconds
         );
+        if r.recorded > 0 {
+            println!(
+                "  and {} more proven again by earlier checks, as {} records ({} nodes, {:.1} s)",
+                r.recorded,
+                recheck::path(&args.dir).display(),
+                r.recorded_nodes,
+                r.recorded_seconds
+            );
+        }
         for e in &r.errors {
             println!("error: {e}");
         }

@@ -1,0 +1,247 @@
+//! What `kalah prove check --needed` has proven again: `rechecked.jsonl` beside the ledger, one
+//! line per unit searched again from nothing, in the ledger's line format (a JSON object, a
+//! tab, the xxh3-64 checksum of the JSON text).
+//!
+//! Each line is appended and made durable as soon as its search ends, so a check killed in
+//! any way loses at most the unit under way, and the next `--needed` check goes on from the
+//! units recorded here. A record names the ledger line, the unit's position and threshold,
+//! what the ledger claims and what the search found: a record that no longer matches its
+//! ledger line (another ledger, an edited one) is not used. A last line cut short by a crash
+//! is dropped; damage anywhere else is an error naming the line.
+
+use super::ledger::{self, Verdict};
+use kalah_solver::{parse_position, Board};
+use serde_json::json;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The file's name in the ledger's directory.
+pub const FILE: &str = "rechecked.jsonl";
+
+/// One unit proven again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recheck {
+    /// The unit's ledger line.
+    pub line: usize,
+    /// The unit's position.
+    pub board: Board,
+    /// Its threshold.
+    pub threshold: i32,
+    /// What the ledger claims: the value is at least the threshold.
+    pub claimed: bool,
+    /// What the search found.
+    pub found: bool,
+    /// Nodes of the search.
+    pub nodes: u64,
+    /// Its seconds.
+    pub seconds: f64,
+}
+
+/// The file in `dir`.
+pub fn path(dir: &Path) -> PathBuf {
+    dir.join(FILE)
+}
+
+fn verdict(at_least: bool) -> &'static str {
+    if at_least {
+        Verdict::AtLeast.name()
+    } else {
+        Verdict::Below.name()
+    }
+}
+
+fn parse_verdict(v: &serde_json::Value, name: &str) -> Result<bool, String> {
+    let t = v
+        .get(name)
+        .and_then(|x| x.as_str())
+        .ok_or_else(|| format!("no text field {name:?}"))?;
+    match Verdict::parse(t).and_then(|v| v.truth()) {
+        Some(b) => Ok(b),
+        None => Err(format!("{name} {t:?} is not at-least or below")),
+    }
+}
+
+fn parse_record(v: &serde_json::Value, houses: usize) -> Result<Recheck, String> {
+    let uint = |name: &str| {
+        v.get(name)
+            .and_then(|x| x.as_u64())
+            .ok_or_else(|| format!("no non-negative integer field {name:?}"))
+    };
+    let board_text = v
+        .get("board")
+        .and_then(|x| x.as_str())
+        .ok_or("no text field \"board\"")?;
+    let board = parse_position(board_text, houses)
+        .map_err(|e| format!("board {board_text:?}: {e}"))?
+        .board();
+    let threshold = v
+        .get("threshold")
+        .and_then(|x| x.as_i64())
+        .and_then(|t| i32::try_from(t).ok())
+        .ok_or("no integer field \"threshold\"")?;
+    let seconds = v
+        .get("seconds")
+        .and_then(|x| x.as_f64())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .ok_or("no non-negative number field \"seconds\"")?;
+    Ok(Recheck {
+        line: usize::try_from(uint("line")?).map_err(|_| "line out of range")?,
+        board,
+        threshold,
+        claimed: parse_verdict(v, "claimed")?,
+        found: parse_verdict(v, "found")?,
+        nodes: uint("nodes")?,
+        seconds,
+    })
+}
+
+/// The records in `dir` (none when there is no file) and the bytes of a last line cut short
+/// by a crash, which are dropped; any other damage is an error naming the line.
+pub fn read(dir: &Path, houses: usize) -> Result<(Vec<Recheck>, usize), String> {
+    let p = path(dir);
+    let mut bytes = Vec::new();
+    match File::open(&p) {
+        Ok(mut f) => f
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{}: {e}", p.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+        Err(e) => return Err(format!("{}: {e}", p.display())),
+    };
+    let mut lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+    let mut torn = 0;
+    if let Some(last) = lines.last() {
+        let ok = last.ends_with(b"\n")
+            && std::str::from_utf8(last)
+                .ok()
+                .is_some_and(|t| ledger::parse_line(t.trim_end_matches('\n')).is_ok());
+        if !ok {
+            torn = last.len();
+            lines.pop();
+        }
+    }
+    let mut out = Vec::new();
+    for (i, raw) in lines.iter().enumerate() {
+        let bad = |e: String| format!("{} line {}: {e}", p.display(), i + 1);
+        let t = std::str::from_utf8(raw)
+            .map_err(|_| bad("not UTF-8".into()))?
+            .trim_end_matches('\n');
+        let v = ledger::parse_line(t).map_err(bad)?;
+        out.push(parse_record(&v, houses).map_err(bad)?);
+    }
+    Ok((out, torn))
+}
+
+/// The file open for appending.
+pub struct Rechecked {
+    path: PathBuf,
+    file: File,
+}
+
+impl Rechecked {
+    /// Opens (creating it if needed) the file in `dir` for appending; a last line cut short
+    /// by a crash (`torn` bytes, as [`read`] found them) is cut off first.
+    pub fn open(dir: &Path, torn: usize) -> Result<Rechecked, String> {
+        let p = path(dir);
+        let err = |e: std::io::Error| format!("{}: {e}", p.display());
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .map_err(err)?;
+        if torn > 0 {
+            let len = file.metadata().map_err(err)?.len();
+            file.set_len(len.saturating_sub(torn as u64))
+                .and_then(|_| file.sync_all())
+                .map_err(err)?;
+        }
+        Ok(Rechecked { path: p, file })
+    }
+
+    /// Appends a record and makes it durable before returning.
+    pub fn append(&mut self, r: &Recheck) -> Result<(), String> {
+        let v = json!({
+            "line": r.line,
+            "board": r.board.to_string(),
+            "threshold": r.threshold,
+            "claimed": verdict(r.claimed),
+            "found": verdict(r.found),
+            "nodes": r.nodes,
+            "seconds": (r.seconds * 1000.0).round() / 1000.0,
+        });
+        self.file
+            .write_all(ledger::line(&v).as_bytes())
+            .and_then(|_| self.file.sync_data())
+            .map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kalah_solver::Rules;
+
+    fn record(line: usize, found: bool) -> Recheck {
+        Recheck {
+            line,
+            board: Board::start(&Rules::standard(6, 4)),
+            threshold: 2,
+            claimed: true,
+            found,
+            nodes: 1234,
+            seconds: 0.5,
+        }
+    }
+
+    #[test]
+    fn records_read_back_and_a_torn_last_line_is_dropped_then_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read(dir.path(), 6).unwrap(), (Vec::new(), 0));
+        let mut f = Rechecked::open(dir.path(), 0).unwrap();
+        f.append(&record(3, true)).unwrap();
+        f.append(&record(7, false)).unwrap();
+        drop(f);
+        let (got, torn) = read(dir.path(), 6).unwrap();
+        assert_eq!((got, torn), (vec![record(3, true), record(7, false)], 0));
+        // A crash in the middle of a line: the part is dropped, and cut on the next open.
+        let p = path(dir.path());
+        let mut bytes = std::fs::read(&p).unwrap();
+        let whole = bytes.len();
+        bytes.extend_from_slice(b"{\"line\":9,\"bo");
+        std::fs::write(&p, &bytes).unwrap();
+        let (got, torn) = read(dir.path(), 6).unwrap();
+        assert_eq!((got.len(), torn), (2, 13));
+        let mut f = Rechecked::open(dir.path(), torn).unwrap();
+        f.append(&record(9, true)).unwrap();
+        drop(f);
+        assert!(std::fs::read(&p).unwrap().len() > whole);
+        let (got, torn) = read(dir.path(), 6).unwrap();
+        assert_eq!(got.iter().map(|r| r.line).collect::<Vec<_>>(), [3, 7, 9]);
+        assert_eq!(torn, 0);
+    }
+
+    #[test]
+    fn damage_before_the_last_line_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = Rechecked::open(dir.path(), 0).unwrap();
+        f.append(&record(3, true)).unwrap();
+        f.append(&record(7, true)).unwrap();
+        drop(f);
+        let p = path(dir.path());
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::write(&p, text.replacen("\"at-least\"", "\"below\"", 1)).unwrap();
+        let e = read(dir.path(), 6).unwrap_err();
+        assert!(e.contains("line 1") && e.contains("checksum"), "{e}");
+        // A record with a good checksum but a bad field names it.
+        let v = json!({"line": 1, "board": "nonsense", "threshold": 0, "claimed": "below",
+            "found": "below", "nodes": 0, "seconds": 0.0});
+        std::fs::write(&p, ledger::line(&v) + &ledger::line(&v)).unwrap();
+        let e = read(dir.path(), 6).unwrap_err();
+        assert!(e.contains("line 1") && e.contains("board"), "{e}");
+        let v = json!({"line": 1, "board": "4 4 4 4 4 4 / 4 4 4 4 4 4", "threshold": 0,
+            "claimed": "open", "found": "below", "nodes": 0, "seconds": 0.0});
+        std::fs::write(&p, ledger::line(&v) + &ledger::line(&v)).unwrap();
+        let e = read(dir.path(), 6).unwrap_err();
+        assert!(e.contains("line 1") && e.contains("claimed"), "{e}");
+    }
+}
