@@ -510,13 +510,11 @@ pub fn check(
         .map(|(_, x)| x)
         .collect();
     // The records that still match their ledger line (the last one of a line counts).
+    let by_line: HashMap<usize, &UnitRecord> = units.iter().map(|(l, u)| (*l, *u)).collect();
     let mut earlier: HashMap<usize, &Recheck> = HashMap::new();
     for r in previous {
-        let fits = units.iter().any(|(line, u)| {
-            *line == r.line
-                && u.board == r.board
-                && u.threshold == r.threshold
-                && u.verdict.truth() == Some(r.claimed)
+        let fits = by_line.get(&r.line).is_some_and(|u| {
+            u.board == r.board && u.threshold == r.threshold && u.verdict.truth() == Some(r.claimed)
         });
         if fits {
             earlier.insert(r.line, r);
