@@ -386,31 +386,48 @@ pub fn read(dir: &Path) -> Result<Contents, String> {
     parse(&p, &bytes)
 }
 
-/// Checks the bytes of a ledger read from `p` (named in errors); see [`read`].
-fn parse(p: &Path, bytes: &[u8]) -> Result<Contents, String> {
+/// The lines of a file of checksummed lines read from `p` (named in errors), parsed, each with
+/// its line number, and the length of a last line cut short by a crash (no newline, or not a
+/// good line), which is left out: with `keep_lone`, a file of one line keeps it, to be
+/// reported as damage. Damage anywhere else is an error naming the line.
+pub(crate) fn read_lines(
+    p: &Path,
+    bytes: &[u8],
+    keep_lone: bool,
+) -> Result<(Vec<(usize, Value)>, usize), String> {
     let mut lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
-    let mut torn_bytes = 0;
-    // The last line is torn if it has no newline or does not read as a record.
+    let mut torn = 0;
     if let Some(last) = lines.last() {
         let ok = last.ends_with(b"\n")
             && std::str::from_utf8(last)
                 .ok()
                 .is_some_and(|t| parse_line(t.trim_end_matches('\n')).is_ok());
-        if !ok && lines.len() > 1 {
-            torn_bytes = last.len();
+        if !ok && !(keep_lone && lines.len() == 1) {
+            torn = last.len();
             lines.pop();
         }
     }
-    let good_len = (bytes.len() - torn_bytes) as u64;
-    let mut header = None;
-    let mut records = Vec::new();
+    let mut out = Vec::with_capacity(lines.len());
     for (i, raw) in lines.iter().enumerate() {
         let n = i + 1;
         let bad = |e: String| format!("{} line {n}: {e}", p.display());
         let t = std::str::from_utf8(raw)
             .map_err(|_| bad("not UTF-8".into()))?
             .trim_end_matches('\n');
-        let v = parse_line(t).map_err(bad)?;
+        out.push((n, parse_line(t).map_err(bad)?));
+    }
+    Ok((out, torn))
+}
+
+/// Checks the bytes of a ledger read from `p` (named in errors); see [`read`].
+fn parse(p: &Path, bytes: &[u8]) -> Result<Contents, String> {
+    // A lone header line is never taken as torn: an empty ledger is damage.
+    let (lines, torn_bytes) = read_lines(p, bytes, true)?;
+    let good_len = (bytes.len() - torn_bytes) as u64;
+    let mut header = None;
+    let mut records = Vec::new();
+    for (n, v) in lines {
+        let bad = |e: String| format!("{} line {n}: {e}", p.display());
         match &header {
             None => header = Some(parse_header(&v).map_err(bad)?),
             Some(h) => records.push((n, parse_record(&v, &h.rules).map_err(bad)?)),

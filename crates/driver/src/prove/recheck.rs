@@ -108,54 +108,51 @@ pub fn read(dir: &Path, houses: usize) -> Result<(Vec<Recheck>, usize), String> 
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
         Err(e) => return Err(format!("{}: {e}", p.display())),
     };
-    let mut lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
-    let mut torn = 0;
-    if let Some(last) = lines.last() {
-        let ok = last.ends_with(b"\n")
-            && std::str::from_utf8(last)
-                .ok()
-                .is_some_and(|t| ledger::parse_line(t.trim_end_matches('\n')).is_ok());
-        if !ok {
-            torn = last.len();
-            lines.pop();
-        }
-    }
-    let mut out = Vec::new();
-    for (i, raw) in lines.iter().enumerate() {
-        let bad = |e: String| format!("{} line {}: {e}", p.display(), i + 1);
-        let t = std::str::from_utf8(raw)
-            .map_err(|_| bad("not UTF-8".into()))?
-            .trim_end_matches('\n');
-        let v = ledger::parse_line(t).map_err(bad)?;
-        out.push(parse_record(&v, houses).map_err(bad)?);
+    let (lines, torn) = ledger::read_lines(&p, &bytes, false)?;
+    let mut out = Vec::with_capacity(lines.len());
+    for (n, v) in lines {
+        out.push(parse_record(&v, houses).map_err(|e| format!("{} line {n}: {e}", p.display()))?);
     }
     Ok((out, torn))
 }
 
-/// The file open for appending.
+/// The file open for appending; made on the first record, so a check that records nothing
+/// leaves no file.
 pub struct Rechecked {
     path: PathBuf,
-    file: File,
+    file: Option<File>,
 }
 
 impl Rechecked {
-    /// Opens (creating it if needed) the file in `dir` for appending; a last line cut short
-    /// by a crash (`torn` bytes, as [`read`] found them) is cut off first.
+    /// The file in `dir`, for appending; a last line cut short by a crash (`torn` bytes, as
+    /// [`read`] found them) is cut off first.
     pub fn open(dir: &Path, torn: usize) -> Result<Rechecked, String> {
-        let p = path(dir);
-        let err = |e: std::io::Error| format!("{}: {e}", p.display());
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&p)
-            .map_err(err)?;
+        let mut r = Rechecked {
+            path: path(dir),
+            file: None,
+        };
         if torn > 0 {
+            let shown = r.path.display().to_string();
+            let err = |e: std::io::Error| format!("{shown}: {e}");
+            let file = r.file()?;
             let len = file.metadata().map_err(err)?.len();
             file.set_len(len.saturating_sub(torn as u64))
                 .and_then(|_| file.sync_all())
                 .map_err(err)?;
         }
-        Ok(Rechecked { path: p, file })
+        Ok(r)
+    }
+
+    fn file(&mut self) -> Result<&mut File, String> {
+        if self.file.is_none() {
+            let f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)
+                .map_err(|e| format!("{}: {e}", self.path.display()))?;
+            self.file = Some(f);
+        }
+        Ok(self.file.as_mut().expect("opened above"))
     }
 
     /// Appends a record and makes it durable before returning.
@@ -169,10 +166,11 @@ impl Rechecked {
             "nodes": r.nodes,
             "seconds": (r.seconds * 1000.0).round() / 1000.0,
         });
-        self.file
-            .write_all(ledger::line(&v).as_bytes())
-            .and_then(|_| self.file.sync_data())
-            .map_err(|e| format!("{}: {e}", self.path.display()))
+        let path = self.path.display().to_string();
+        let file = self.file()?;
+        file.write_all(ledger::line(&v).as_bytes())
+            .and_then(|_| file.sync_data())
+            .map_err(|e| format!("{path}: {e}"))
     }
 }
 
@@ -198,6 +196,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(read(dir.path(), 6).unwrap(), (Vec::new(), 0));
         let mut f = Rechecked::open(dir.path(), 0).unwrap();
+        assert!(!path(dir.path()).exists(), "made before the first record");
         f.append(&record(3, true)).unwrap();
         f.append(&record(7, false)).unwrap();
         drop(f);
