@@ -402,7 +402,8 @@ pub(crate) fn read_lines(
             && std::str::from_utf8(last)
                 .ok()
                 .is_some_and(|t| parse_line(t.trim_end_matches('\n')).is_ok());
-        if !ok && !(keep_lone && lines.len() == 1) {
+        let lone_kept = keep_lone && lines.len() == 1;
+        if !ok && !lone_kept {
             torn = last.len();
             lines.pop();
         }
