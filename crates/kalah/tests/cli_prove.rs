@@ -1299,3 +1299,77 @@ fn status_names_the_question_under_way() {
         assert!(line.contains("asking \"at least +2?\""), "{bad}: {line}");
     }
 }
+
+/// A first turn whose first question was under way when the run stopped (no answer about it
+/// in the ledger yet) is asked that question again on resuming, as `status.json` names it,
+/// not what a new estimate would ask; a snapshot that is finished, names another turn or is
+/// not JSON is ignored, and the values never change.
+#[test]
+fn a_first_turn_stopped_before_its_first_answer_asks_the_same_question_again() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    let mut tried = 0;
+    for SmallGame {
+        want,
+        what,
+        text,
+        name,
+    } in small_games(ESTIMATED_GAMES)
+    {
+        let dir = format!("{name}-stopped");
+        let args = first_turn_args(&dir, &text);
+        assert_eq!(proven_first_turns(&json(cwd, &args), &what), want, "{what}");
+        let path = cwd.join(&dir).join("ledger.jsonl");
+        let whole = std::fs::read_to_string(&path).unwrap();
+        let records = turn_records(&ledger_json(&whole));
+        // A turn whose first question was not "at least its value?", the question that an
+        // exact estimate asks first.
+        let value = |m: &str| want.iter().find(|w| w.0.replace('S', "") == m).unwrap().1;
+        let Some((turn, first)) = records.iter().find_map(|r| {
+            let first = records.iter().find(|q| q.0 == r.0).unwrap();
+            (first.1 != value(&r.0)).then(|| (r.0.clone(), first.1))
+        }) else {
+            continue;
+        };
+        tried += 1;
+        // Cut the ledger just before the turn's first answer, as a run killed while asking
+        // it would leave it (its units stay), with the snapshot such a run writes.
+        let mut kept = String::new();
+        for line in whole.lines() {
+            let j: Value = serde_json::from_str(line.split('\t').next().unwrap()).unwrap();
+            if j["kind"] == "turn" && j["moves"] == turn.as_str() {
+                break;
+            }
+            kept.push_str(line);
+            kept.push('\n');
+        }
+        let houses: Vec<u64> = turn.split(' ').map(|h| h.parse().unwrap()).collect();
+        let status = cwd.join(&dir).join("status.json");
+        let mut resumed = args.clone();
+        resumed.extend_from_slice(&["--estimate-depth", "60"]);
+        let first_asked = |snapshot: &str| {
+            std::fs::write(&path, &kept).unwrap();
+            std::fs::write(&status, snapshot).unwrap();
+            let got = proven_first_turns(&json(cwd, &resumed), &what);
+            assert_eq!(got, want, "{what}: after the snapshot {snapshot}");
+            let again = turn_records(&ledger_json(&std::fs::read_to_string(&path).unwrap()));
+            again.into_iter().find(|r| r.0 == turn).unwrap().1
+        };
+        let stopped = serde_json::json!({"threshold": first, "opening": null, "turn": houses,
+            "phi": 3, "delta": 2, "pid": 1});
+        assert_eq!(first_asked(&stopped.to_string()), first, "{what}: {turn}");
+        // Ignored: the estimate's question, "at least the value?", comes first.
+        let mut done = stopped.clone();
+        done["done"] = Value::Bool(true);
+        let mut other = stopped.clone();
+        other["turn"] = serde_json::json!([houses[0] % 3 + 1, 9]);
+        for ignored in [done.to_string(), other.to_string(), "{\"thresh".to_string()] {
+            assert_eq!(
+                first_asked(&ignored),
+                value(&turn),
+                "{what}: {turn}: {ignored}"
+            );
+        }
+    }
+    assert!(tried > 0, "no first turn began below or above its value");
+}

@@ -311,6 +311,9 @@ pub struct Coordinator<'a> {
     generation: u64,
     /// The label of the job started last.
     label: String,
+    /// The sequence and threshold (South's) that the last run was asking when it stopped,
+    /// from its `status.json`: a hint to ask it again first, never a fact.
+    interrupted: Option<(Along, Vec<usize>, i32)>,
 }
 
 impl<'a> Coordinator<'a> {
@@ -322,6 +325,8 @@ impl<'a> Coordinator<'a> {
         config: ProveConfig,
     ) -> Result<(Coordinator<'a>, usize), ProveError> {
         let header = Header { rules: *rules };
+        // Read before this run writes its own snapshot.
+        let interrupted = interrupted_question(&config.dir, rules);
         let (ledger, contents) = Ledger::open(&config.dir, &header).map_err(ProveError::Ledger)?;
         let mut c = Coordinator {
             search,
@@ -338,6 +343,7 @@ impl<'a> Coordinator<'a> {
             flights: HashMap::new(),
             generation: 0,
             label: String::new(),
+            interrupted,
         };
         for (line, r) in contents.records {
             match r {
@@ -530,6 +536,16 @@ impl<'a> Coordinator<'a> {
             };
             if let Some((t, holds)) = last {
                 guess = if holds { t + 1 } else { t - 1 };
+                estimated = true;
+            } else if let Some((_, _, t)) = self
+                .interrupted
+                .as_ref()
+                .filter(|(a, m, _)| *a == along && *m == moves)
+            {
+                // Stopped before its first answer: ask that question again, whose units
+                // (proven and split) are in the ledger, rather than what a new estimate
+                // (which depends on the table) would ask first.
+                guess = *t;
                 estimated = true;
             }
             loop {
@@ -1007,6 +1023,34 @@ const OTHER_MOVES: u64 = 16;
 
 /// The snapshot of a run in progress, beside the ledger.
 pub const STATUS: &str = "status.json";
+
+/// The question that the run which wrote `dir`'s snapshot was asking about an opening move
+/// or a first turn when it stopped: `None` when it finished, asked about the root, or the
+/// snapshot is missing or does not make sense for `rules` (it is untrusted, and only a hint).
+fn interrupted_question(dir: &Path, rules: &Rules) -> Option<(Along, Vec<usize>, i32)> {
+    let text = std::fs::read_to_string(dir.join(STATUS)).ok()?;
+    let s: serde_json::Value = serde_json::from_str(&text).ok()?;
+    if s.get("done").is_some() {
+        return None;
+    }
+    let seeds = i64::from(Board::start(rules).seeds());
+    let t = s.get("threshold")?.as_i64().filter(|t| t.abs() <= seeds)? as i32;
+    let house = |v: &serde_json::Value| {
+        v.as_u64()
+            .filter(|&h| (1..=rules.houses as u64).contains(&h))
+            .map(|h| h as usize - 1)
+    };
+    if let Some(h) = s.get("opening").and_then(house) {
+        return Some((Along::Opening, vec![h], t));
+    }
+    let moves = s
+        .get("turn")?
+        .as_array()?
+        .iter()
+        .map(house)
+        .collect::<Option<Vec<usize>>>()?;
+    (!moves.is_empty()).then_some((Along::Turn, moves, t))
+}
 
 /// A label for a unit: its moves from the root (`S3 N1 ...`) and threshold.
 fn label(rules: &Rules, path: &[usize], t: i32) -> String {

@@ -101,7 +101,7 @@ pub struct RunArgs {
     /// Depth of the heuristic search that picks the first threshold asked of each opening
     /// move and first turn (0: start each from the start position's value). A poor estimate
     /// costs questions, never a wrong answer. One already begun in the ledger goes on from
-    /// its last answer.
+    /// its last answer, or asks again the question a stopped run was asking (`status.json`).
     #[arg(long, default_value_t = 0, value_name = "PLIES")]
     pub estimate_depth: u32,
     /// Transposition table size in MiB (default: a sixteenth of the machine's memory).
