@@ -5,7 +5,7 @@
 mod reference;
 
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -825,6 +825,41 @@ fn turn_records(records: &[Value]) -> Vec<(String, i64, bool)> {
         .collect()
 }
 
+/// A ledger's text cut at the first answer about first turn `turn` (its houses as the turn
+/// records write them), that answer kept or not: what a run killed while asking the next
+/// question, or that one, would leave.
+fn cut_at_first_answer(whole: &str, turn: &str, keep_it: bool) -> String {
+    let mut kept = String::new();
+    for line in whole.lines() {
+        let j: Value = serde_json::from_str(line.split('\t').next().unwrap()).unwrap();
+        let answer = j["kind"] == "turn" && j["moves"] == turn;
+        if answer && !keep_it {
+            break;
+        }
+        kept.push_str(line);
+        kept.push('\n');
+        if answer {
+            break;
+        }
+    }
+    kept
+}
+
+/// The first-turn ledger of `game` proven in `dir`: its path, its text and its turn records.
+fn proven_turns(
+    cwd: &Path,
+    dir: &str,
+    game: &SmallGame,
+) -> (PathBuf, String, Vec<(String, i64, bool)>) {
+    let args = first_turn_args(dir, &game.text);
+    let got = proven_first_turns(&json(cwd, &args), &game.what);
+    assert_eq!(got, game.want, "{}", game.what);
+    let path = cwd.join(dir).join("ledger.jsonl");
+    let whole = std::fs::read_to_string(&path).unwrap();
+    let records = turn_records(&ledger_json(&whole));
+    (path, whole, records)
+}
+
 /// `--estimate-depth` changes which thresholds are asked first, never a value: every first
 /// turn settles at the naive search's margin whatever the depth, and an estimate deep enough
 /// to meet no horizon (exact) settles each with at most two questions.
@@ -985,19 +1020,11 @@ fn a_resumed_first_turn_goes_on_from_its_last_answer_whatever_the_estimate() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
     let mut tried = 0;
-    for SmallGame {
-        want,
-        what,
-        text,
-        name,
-    } in small_games(ESTIMATED_GAMES)
-    {
-        let dir = format!("{name}-resume");
-        let args = first_turn_args(&dir, &text);
-        assert_eq!(proven_first_turns(&json(cwd, &args), &what), want, "{what}");
-        let path = cwd.join(&dir).join("ledger.jsonl");
-        let whole = std::fs::read_to_string(&path).unwrap();
-        let records = turn_records(&ledger_json(&whole));
+    for game in small_games(ESTIMATED_GAMES) {
+        let dir = format!("{}-resume", game.name);
+        let (path, whole, records) = proven_turns(cwd, &dir, &game);
+        let args = first_turn_args(&dir, &game.text);
+        let SmallGame { want, what, .. } = game;
         // A turn that took three questions or more from the start's value: cut the ledger
         // just after its first answer, as a run killed while asking its second would.
         let Some(turn) = records
@@ -1009,16 +1036,7 @@ fn a_resumed_first_turn_goes_on_from_its_last_answer_whatever_the_estimate() {
         };
         tried += 1;
         let asked: Vec<_> = records.iter().filter(|r| r.0 == turn).cloned().collect();
-        let mut kept = String::new();
-        for line in whole.lines() {
-            kept.push_str(line);
-            kept.push('\n');
-            let j: Value = serde_json::from_str(line.split('\t').next().unwrap()).unwrap();
-            if j["kind"] == "turn" && j["moves"] == turn.as_str() {
-                break;
-            }
-        }
-        std::fs::write(&path, &kept).unwrap();
+        std::fs::write(&path, cut_at_first_answer(&whole, &turn, true)).unwrap();
         // An estimate deep enough to be exact would ask "at least the value?" first.
         let mut resumed = args.clone();
         resumed.extend_from_slice(&["--estimate-depth", "60"]);
@@ -1309,19 +1327,11 @@ fn a_first_turn_stopped_before_its_first_answer_asks_the_same_question_again() {
     let work = tempfile::tempdir().unwrap();
     let cwd = work.path();
     let mut tried = 0;
-    for SmallGame {
-        want,
-        what,
-        text,
-        name,
-    } in small_games(ESTIMATED_GAMES)
-    {
-        let dir = format!("{name}-stopped");
-        let args = first_turn_args(&dir, &text);
-        assert_eq!(proven_first_turns(&json(cwd, &args), &what), want, "{what}");
-        let path = cwd.join(&dir).join("ledger.jsonl");
-        let whole = std::fs::read_to_string(&path).unwrap();
-        let records = turn_records(&ledger_json(&whole));
+    for game in small_games(ESTIMATED_GAMES) {
+        let dir = format!("{}-stopped", game.name);
+        let (path, whole, records) = proven_turns(cwd, &dir, &game);
+        let args = first_turn_args(&dir, &game.text);
+        let SmallGame { want, what, .. } = game;
         // A turn whose first question was not "at least its value?", the question that an
         // exact estimate asks first.
         let value = |m: &str| want.iter().find(|w| w.0.replace('S', "") == m).unwrap().1;
@@ -1334,15 +1344,7 @@ fn a_first_turn_stopped_before_its_first_answer_asks_the_same_question_again() {
         tried += 1;
         // Cut the ledger just before the turn's first answer, as a run killed while asking
         // it would leave it (its units stay), with the snapshot such a run writes.
-        let mut kept = String::new();
-        for line in whole.lines() {
-            let j: Value = serde_json::from_str(line.split('\t').next().unwrap()).unwrap();
-            if j["kind"] == "turn" && j["moves"] == turn.as_str() {
-                break;
-            }
-            kept.push_str(line);
-            kept.push('\n');
-        }
+        let kept = cut_at_first_answer(&whole, &turn, false);
         let houses: Vec<u64> = turn.split(' ').map(|h| h.parse().unwrap()).collect();
         let status = cwd.join(&dir).join("status.json");
         let mut resumed = args.clone();
