@@ -1320,8 +1320,8 @@ fn status_names_the_question_under_way() {
 
 /// A first turn whose first question was under way when the run stopped (no answer about it
 /// in the ledger yet) is asked that question again on resuming, as `status.json` names it,
-/// not what a new estimate would ask; a snapshot that is finished, names another turn or is
-/// not JSON is ignored, and the values never change.
+/// not what a new estimate would ask; a snapshot that is finished, names another turn or a
+/// house the board lacks, or is not JSON is ignored, and the values never change.
 #[test]
 fn a_first_turn_stopped_before_its_first_answer_asks_the_same_question_again() {
     let work = tempfile::tempdir().unwrap();
@@ -1364,8 +1364,21 @@ fn a_first_turn_stopped_before_its_first_answer_asks_the_same_question_again() {
         let mut done = stopped.clone();
         done["done"] = Value::Bool(true);
         let mut other = stopped.clone();
-        other["turn"] = serde_json::json!([houses[0] % 3 + 1, 9]);
-        for ignored in [done.to_string(), other.to_string(), "{\"thresh".to_string()] {
+        let another = want.iter().find(|w| w.0.replace('S', "") != turn).unwrap();
+        let another: Vec<u64> = another
+            .0
+            .split(' ')
+            .map(|h| h[1..].parse().unwrap())
+            .collect();
+        other["turn"] = serde_json::json!(another);
+        let mut off_board = stopped.clone();
+        off_board["turn"] = serde_json::json!([houses[0], 9]);
+        for ignored in [
+            done.to_string(),
+            other.to_string(),
+            off_board.to_string(),
+            "{\"thresh".to_string(),
+        ] {
             assert_eq!(
                 first_asked(&ignored),
                 value(&turn),

@@ -1024,12 +1024,18 @@ const OTHER_MOVES: u64 = 16;
 /// The snapshot of a run in progress, beside the ledger.
 pub const STATUS: &str = "status.json";
 
+/// The last run's snapshot in `dir`, if there is one that reads as JSON (untrusted: a hint
+/// for what to show or ask first, never a fact).
+fn read_snapshot(dir: &Path) -> Option<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join(STATUS)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
 /// The question that the run which wrote `dir`'s snapshot was asking about an opening move
 /// or a first turn when it stopped: `None` when it finished, asked about the root, or the
 /// snapshot is missing or does not make sense for `rules` (it is untrusted, and only a hint).
 fn interrupted_question(dir: &Path, rules: &Rules) -> Option<(Along, Vec<usize>, i32)> {
-    let text = std::fs::read_to_string(dir.join(STATUS)).ok()?;
-    let s: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let s = read_snapshot(dir)?;
     if s.get("done").is_some() {
         return None;
     }

@@ -4,7 +4,7 @@
 
 use super::derive::{self, Derivation};
 use super::ledger::{self, Contents, Record, Verdict};
-use super::{tree, STATUS};
+use super::{read_snapshot, tree};
 use crate::Search;
 use kalah_solver::{Board, Rules};
 use serde_json::Value;
@@ -137,9 +137,7 @@ pub fn status(dir: &Path, contents: &Contents, search: &Search) -> Result<Ledger
     let seeds = Board::start(&rules).seeds() as i32;
     let (lower, upper) = derive::root_bounds(&roots, seeds, parity);
     let turns = derive::recorded_turns(&rules, &turn_records, upper, seeds, parity);
-    let snapshot: Option<Value> = std::fs::read_to_string(dir.join(STATUS))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
+    let snapshot = read_snapshot(dir);
     // The thresholds asked of the root and the openings, and the one being asked now.
     let mut thresholds: Vec<i32> = roots.iter().map(|a| a.threshold).collect();
     thresholds.extend(opening_thresholds);
