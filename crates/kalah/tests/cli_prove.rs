@@ -845,14 +845,15 @@ fn cut_at_first_answer(whole: &str, turn: &str, keep_it: bool) -> String {
     kept
 }
 
-/// The first-turn ledger of `game` proven in `dir`: its path, its text and its turn records.
+/// The first-turn ledger of `game` proven in `dir` by `args` (its `first_turn_args`): its
+/// path, its text and its turn records.
 fn proven_turns(
     cwd: &Path,
     dir: &str,
+    args: &[&str],
     game: &SmallGame,
 ) -> (PathBuf, String, Vec<(String, i64, bool)>) {
-    let args = first_turn_args(dir, &game.text);
-    let got = proven_first_turns(&json(cwd, &args), &game.what);
+    let got = proven_first_turns(&json(cwd, args), &game.what);
     assert_eq!(got, game.want, "{}", game.what);
     let path = cwd.join(dir).join("ledger.jsonl");
     let whole = std::fs::read_to_string(&path).unwrap();
@@ -1022,8 +1023,8 @@ fn a_resumed_first_turn_goes_on_from_its_last_answer_whatever_the_estimate() {
     let mut tried = 0;
     for game in small_games(ESTIMATED_GAMES) {
         let dir = format!("{}-resume", game.name);
-        let (path, whole, records) = proven_turns(cwd, &dir, &game);
         let args = first_turn_args(&dir, &game.text);
+        let (path, whole, records) = proven_turns(cwd, &dir, &args, &game);
         let SmallGame { want, what, .. } = game;
         // A turn that took three questions or more from the start's value: cut the ledger
         // just after its first answer, as a run killed while asking its second would.
@@ -1329,8 +1330,8 @@ fn a_first_turn_stopped_before_its_first_answer_asks_the_same_question_again() {
     let mut tried = 0;
     for game in small_games(ESTIMATED_GAMES) {
         let dir = format!("{}-stopped", game.name);
-        let (path, whole, records) = proven_turns(cwd, &dir, &game);
         let args = first_turn_args(&dir, &game.text);
+        let (path, whole, records) = proven_turns(cwd, &dir, &args, &game);
         let SmallGame { want, what, .. } = game;
         // A turn whose first question was not "at least its value?", the question that an
         // exact estimate asks first.
