@@ -507,6 +507,81 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     assert_eq!(again["reproved"].as_u64(), Some(0), "{again}");
     assert_eq!(again["recorded"].as_u64(), Some(n), "{again}");
     assert_eq!(again["recorded_nodes"], needed["nodes"], "{again}");
+    // A --needed check stopped by SIGINT leaves its own table and the unit under way with the
+    // work spent on it; the next one starts from them, counts that work in the unit's record,
+    // and removes both once every unit is proven again.
+    let table = cwd.join("run/recheck-table.ckp");
+    let unit_file = cwd.join("run/recheck-unit.json");
+    std::fs::remove_file(&file).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_kalah"))
+        .args(&needed_args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stopped once the first unit is recorded: the check is then under way, and the others
+    // are still to come.
+    let begun = std::time::Instant::now();
+    while std::fs::metadata(&file).map_or(0, |m| m.len()) == 0 {
+        assert!(
+            begun.elapsed() < Duration::from_secs(120),
+            "no unit recorded"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // SAFETY: sends a signal to the child's process id; no memory is involved.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "too quick to stop: {err}");
+    assert!(table.is_file() && unit_file.is_file(), "{err}");
+    let unit_text = std::fs::read_to_string(&unit_file).unwrap();
+    let unit: Value = serde_json::from_str(unit_text.split('\t').next().unwrap()).unwrap();
+    let (code, out, err) = kalah(cwd, &needed_args);
+    assert_eq!(code, 0, "{out} {err}");
+    assert!(err.contains("a stopped check's own work"), "{err}");
+    assert!(!table.exists() && !unit_file.exists());
+    let done: Vec<Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l.split('\t').next().unwrap()).unwrap())
+        .collect();
+    assert_eq!(done.len() as u64, n);
+    let rec = done.iter().find(|r| r["line"] == unit["line"]).unwrap();
+    assert_eq!(rec["board"], unit["board"], "{rec} {unit}");
+    assert!(
+        rec["nodes"].as_u64() >= unit["nodes"].as_u64(),
+        "{rec} {unit}"
+    );
+    // A damaged table costs only time (a warning), and the unit's saved work still counts.
+    let last = done.last().unwrap();
+    let kept = std::fs::read_to_string(&file).unwrap();
+    let cut = kept.trim_end_matches('\n').rfind('\n').unwrap();
+    std::fs::write(&file, &kept[..=cut]).unwrap();
+    std::fs::write(&table, b"KALAHCKP garbage").unwrap();
+    let earlier = serde_json::json!({"line": last["line"], "board": last["board"],
+        "threshold": last["threshold"], "nodes": 1_000_000_000_000u64, "seconds": 5000.0});
+    let t = earlier.to_string();
+    std::fs::write(
+        &unit_file,
+        format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes())),
+    )
+    .unwrap();
+    let (code, out, err) = kalah(cwd, &needed_args);
+    assert_eq!(code, 0, "{out} {err}");
+    assert!(err.contains("starting with an empty table"), "{err}");
+    let redone: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(redone["reproved"].as_u64(), Some(1), "{redone}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let rec: Value =
+        serde_json::from_str(text.lines().last().unwrap().split('\t').next().unwrap()).unwrap();
+    assert_eq!(rec["line"], last["line"]);
+    assert!(rec["nodes"].as_u64().unwrap() > 1_000_000_000_000, "{rec}");
+    assert!(rec["seconds"].as_f64().unwrap() > 5000.0, "{rec}");
+    assert!(!table.exists() && !unit_file.exists());
     // A record that says the search disagreed (checksum made good) is an error, not skipped.
     let mut lines: Vec<String> = records.lines().map(String::from).collect();
     let json_text = lines[0].rsplit_once('\t').unwrap().0.to_string();

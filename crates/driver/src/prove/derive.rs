@@ -9,7 +9,7 @@
 //! derives each one again from the units and reports any that does not follow.
 
 use super::ledger::{Contents, OpeningRecord, Record, RootRecord, TurnRecord, UnitRecord, Verdict};
-use super::recheck::Recheck;
+use super::recheck::{InFlight, Recheck};
 use super::tree::{opening_question, questions, turn_question, Facts};
 use super::ProveError;
 use crate::search::{Progress, Search, SearchError};
@@ -382,7 +382,10 @@ pub struct CheckReport {
 /// everything the records depend on). A chosen unit that `previous` records as proven again
 /// (same line, position, threshold and claim) is not searched: its recorded answer counts,
 /// and a recorded disagreement is an error. Each unit searched now is passed to `record`
-/// as soon as its search ends.
+/// as soon as its search ends; when `resumed` names it (same line, position and threshold),
+/// the nodes and seconds a stopped check spent on it count in its record too. `progress`
+/// gets the unit's index among the chosen, their number, its ledger line, and the search's
+/// progress.
 #[allow(clippy::too_many_arguments)]
 pub fn check(
     search: &Search,
@@ -390,8 +393,9 @@ pub fn check(
     pick: &dyn Fn(usize) -> bool,
     needed: bool,
     previous: &[Recheck],
+    resumed: Option<&InFlight>,
     record: &mut dyn FnMut(&Recheck) -> Result<(), String>,
-    progress: &(dyn Fn(usize, usize, &Progress) + Sync),
+    progress: &(dyn Fn(usize, usize, usize, &Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<CheckReport, ProveError> {
     let start = Instant::now();
@@ -555,7 +559,7 @@ pub fn check(
             u.threshold,
             None,
             &label,
-            &|p| progress(k, chosen.len(), p),
+            &|p| progress(k, chosen.len(), *line, p),
             cancel,
         ) {
             Ok(r) => r,
@@ -579,14 +583,21 @@ pub fn check(
             ));
             continue;
         };
+        // Work a stopped check spent on this unit counts too.
+        let (before_nodes, before_seconds) = match resumed {
+            Some(r) if r.line == *line && r.board == u.board && r.threshold == u.threshold => {
+                (r.nodes, r.seconds)
+            }
+            _ => (0, 0.0),
+        };
         record(&Recheck {
             line: *line,
             board: u.board,
             threshold: u.threshold,
             claimed,
             found,
-            nodes,
-            seconds: started.elapsed().as_secs_f64(),
+            nodes: nodes + before_nodes,
+            seconds: started.elapsed().as_secs_f64() + before_seconds,
         })
         .map_err(ProveError::Ledger)?;
         if found != claimed {

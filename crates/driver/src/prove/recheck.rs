@@ -8,6 +8,13 @@
 //! what the ledger claims and what the search found: a record that no longer matches its
 //! ledger line (another ledger, an edited one) is not used. A last line cut short by a crash
 //! is dropped; damage anywhere else is an error naming the line.
+//!
+//! A unit can take an hour. So that a check stopped in the middle of one loses minutes, not
+//! the unit, the check also saves, now and then and when it stops, its own table
+//! ([`TABLE_FILE`]: the proven bounds of its own searches, never a `prove` run's) and the
+//! unit under way with the work spent on it ([`UNIT_FILE`]). The next `--needed` check starts
+//! from that table, and the unit's record counts the earlier work too. A finished check
+//! removes both: they are local files, not part of the proof.
 
 use super::ledger::{self, Verdict};
 use kalah_solver::{parse_position, Board};
@@ -62,7 +69,12 @@ fn parse_verdict(v: &serde_json::Value, name: &str) -> Result<bool, String> {
     }
 }
 
-fn parse_record(v: &serde_json::Value, houses: usize) -> Result<Recheck, String> {
+/// The fields that a record and the unit under way share: line, board, threshold, nodes and
+/// seconds.
+fn parse_common(
+    v: &serde_json::Value,
+    houses: usize,
+) -> Result<(usize, Board, i32, u64, f64), String> {
     let uint = |name: &str| {
         v.get(name)
             .and_then(|x| x.as_u64())
@@ -85,15 +97,103 @@ fn parse_record(v: &serde_json::Value, houses: usize) -> Result<Recheck, String>
         .and_then(|x| x.as_f64())
         .filter(|s| s.is_finite() && *s >= 0.0)
         .ok_or("no non-negative number field \"seconds\"")?;
+    let line = usize::try_from(uint("line")?).map_err(|_| "line out of range")?;
+    Ok((line, board, threshold, uint("nodes")?, seconds))
+}
+
+fn parse_record(v: &serde_json::Value, houses: usize) -> Result<Recheck, String> {
+    let (line, board, threshold, nodes, seconds) = parse_common(v, houses)?;
     Ok(Recheck {
-        line: usize::try_from(uint("line")?).map_err(|_| "line out of range")?,
+        line,
         board,
         threshold,
         claimed: parse_verdict(v, "claimed")?,
         found: parse_verdict(v, "found")?,
-        nodes: uint("nodes")?,
+        nodes,
         seconds,
     })
+}
+
+/// The table that a stopped `--needed` check saved beside the ledger, for the next one.
+pub const TABLE_FILE: &str = "recheck-table.ckp";
+
+/// The unit that a stopped `--needed` check was searching, beside the ledger.
+pub const UNIT_FILE: &str = "recheck-unit.json";
+
+/// The table file in `dir`.
+pub fn table_path(dir: &Path) -> PathBuf {
+    dir.join(TABLE_FILE)
+}
+
+/// A unit whose search a stopped check began, and the work spent on it so far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InFlight {
+    /// The unit's ledger line.
+    pub line: usize,
+    /// Its position.
+    pub board: Board,
+    /// Its threshold.
+    pub threshold: i32,
+    /// Nodes searched on it.
+    pub nodes: u64,
+    /// Seconds spent on it.
+    pub seconds: f64,
+}
+
+impl InFlight {
+    /// Saves it in `dir` ([`UNIT_FILE`], one checksummed line, replaced whole).
+    pub fn save(&self, dir: &Path) -> Result<(), String> {
+        let v = json!({
+            "line": self.line,
+            "board": self.board.to_string(),
+            "threshold": self.threshold,
+            "nodes": self.nodes,
+            "seconds": (self.seconds * 1000.0).round() / 1000.0,
+        });
+        let p = dir.join(UNIT_FILE);
+        crate::write_renamed::write_renamed(&p, ledger::line(&v).as_bytes())
+            .map_err(|e| format!("{}: {e}", p.display()))
+    }
+
+    /// The unit saved in `dir`, if any; a damaged file is an error naming it.
+    pub fn read(dir: &Path, houses: usize) -> Result<Option<InFlight>, String> {
+        let p = dir.join(UNIT_FILE);
+        let bytes = match std::fs::read(&p) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", p.display())),
+        };
+        let (lines, torn) = ledger::read_lines(&p, &bytes, false)?;
+        let shown = p.display();
+        match (lines.as_slice(), torn) {
+            ([(_, v)], 0) => {
+                let (line, board, threshold, nodes, seconds) =
+                    parse_common(v, houses).map_err(|e| format!("{shown}: {e}"))?;
+                Ok(Some(InFlight {
+                    line,
+                    board,
+                    threshold,
+                    nodes,
+                    seconds,
+                }))
+            }
+            _ => Err(format!("{shown}: not one whole checksummed line")),
+        }
+    }
+}
+
+/// Removes the table and the unit under way that a stopped check saved in `dir` (once every
+/// unit is proven again they serve nothing).
+pub fn remove_saved(dir: &Path) -> Result<(), String> {
+    for p in [table_path(dir), dir.join(UNIT_FILE)] {
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("{}: {e}", p.display()))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The records in `dir` (none when there is no file) and the bytes of a last line cut short
@@ -217,6 +317,37 @@ mod tests {
         let (got, torn) = read(dir.path(), 6).unwrap();
         assert_eq!(got.iter().map(|r| r.line).collect::<Vec<_>>(), [3, 7, 9]);
         assert_eq!(torn, 0);
+    }
+
+    #[test]
+    fn the_unit_under_way_reads_back_and_damage_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(InFlight::read(dir.path(), 6).unwrap(), None);
+        let u = InFlight {
+            line: 12,
+            board: Board::start(&Rules::standard(6, 4)),
+            threshold: -3,
+            nodes: 987_654_321,
+            seconds: 61.25,
+        };
+        u.save(dir.path()).unwrap();
+        assert_eq!(InFlight::read(dir.path(), 6).unwrap(), Some(u.clone()));
+        let p = dir.path().join(UNIT_FILE);
+        let text = std::fs::read_to_string(&p).unwrap();
+        for bad in [
+            text.replacen("987654321", "987654322", 1),
+            text[..text.len() / 2].to_string(),
+            text.clone() + &text,
+            String::new(),
+        ] {
+            std::fs::write(&p, &bad).unwrap();
+            let e = InFlight::read(dir.path(), 6).unwrap_err();
+            assert!(e.contains(UNIT_FILE), "{bad:?}: {e}");
+        }
+        std::fs::write(table_path(dir.path()), b"x").unwrap();
+        remove_saved(dir.path()).unwrap();
+        assert!(!p.exists() && !table_path(dir.path()).exists());
+        remove_saved(dir.path()).unwrap();
     }
 
     #[test]

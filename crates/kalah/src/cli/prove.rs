@@ -19,8 +19,10 @@ use kalah_driver::results::parse_first_turn;
 use kalah_driver::{Search, SearchConfig, SearchError};
 use kalah_solver::{Board, Endgame, Rules};
 use serde_json::json;
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// Arguments of `kalah prove`.
@@ -160,7 +162,8 @@ pub struct CheckArgs {
     /// Prove again exactly the units that the root, opening and first-turn records rest on
     /// (each fact the derivation used names its unit), from nothing. Each unit proven again
     /// is recorded in `rechecked.jsonl` beside the ledger; a later `--needed` check goes on
-    /// from there.
+    /// from there, and from the table and the unit under way a stopped check saved (its own
+    /// work: see --table-every).
     #[arg(long, conflicts_with = "sample")]
     pub needed: bool,
     /// Prove again only the chosen units after ledger line L (an interrupted check names
@@ -173,6 +176,12 @@ pub struct CheckArgs {
     /// Transposition table size in MiB.
     #[arg(long, value_name = "MB", value_parser = super::common::parse_tt_mb)]
     pub tt_mb: Option<usize>,
+    /// With --needed, save this check's table and the unit under way beside the ledger
+    /// (`recheck-table.ckp`, `recheck-unit.json`) every SECS seconds and when stopped, so
+    /// that a check killed outright loses at most that much: the next --needed check starts
+    /// from them. A finished check removes them.
+    #[arg(long, default_value_t = 600, value_name = "SECS")]
+    pub table_every: u64,
     /// Search threads (default: every core).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -709,6 +718,29 @@ fn status(args: &StatusArgs) -> CliResult {
     Ok(())
 }
 
+/// Loads the table that a stopped `--needed` check saved beside the ledger in `dir` into
+/// `search`, and returns the unit it was searching (a bad file is a warning: the table only
+/// saves time, and the unit's earlier work is counted in its record however it goes on).
+fn resume_recheck(dir: &Path, search: &Search, houses: usize) -> Option<recheck::InFlight> {
+    let table = recheck::table_path(dir);
+    if table.exists() {
+        match search.preload(&table) {
+            Ok(n) => eprintln!(
+                "loaded {n} proven table entries from {} (a stopped check's own work)",
+                table.display()
+            ),
+            Err(e) => eprintln!("warning: {e}; starting with an empty table"),
+        }
+    }
+    match recheck::InFlight::read(dir, houses) {
+        Ok(u) => u,
+        Err(e) => {
+            eprintln!("warning: {e}; its work is not counted");
+            None
+        }
+    }
+}
+
 fn check(args: &CheckArgs) -> CliResult {
     let contents = ledger::read(&args.dir).map_err(CliError::failure)?;
     let rules = contents.header.rules;
@@ -761,18 +793,97 @@ fn check(args: &CheckArgs) -> CliResult {
         Some(f) => f.append(r),
         None => Ok(()),
     };
-    let report = derive::check(
-        &search,
-        &contents,
-        &|line| line > after && chosen.contains(&line),
-        args.needed,
-        &previous,
-        &mut record,
-        &|k, n, p| bar.set_message(format!("unit {}/{n} | {}", k + 1, progress_message(p))),
-        cancel_flag(),
-    );
+    // A --needed check starts from the table and the unit under way that a stopped one saved
+    // (both its own work: they only save time, so a bad file costs that time, never the check).
+    let resumed = if args.needed {
+        resume_recheck(&args.dir, &search, rules.houses)
+    } else {
+        None
+    };
+    // The unit under way: its line and the search's progress on it.
+    let under_way: std::sync::Mutex<Option<(usize, u64, f64)>> = std::sync::Mutex::new(None);
+    let units: HashMap<usize, (Board, i32)> = contents
+        .records
+        .iter()
+        .filter_map(|(l, r)| match r {
+            ledger::Record::Unit(u) => Some((*l, (u.board, u.threshold))),
+            _ => None,
+        })
+        .collect();
+    // What a stopped check leaves for the next: the table, and the unit with its work so far.
+    let save = || {
+        let Some((line, nodes, seconds)) = *under_way.lock().unwrap() else {
+            return;
+        };
+        let Some(&(board, threshold)) = units.get(&line) else {
+            return;
+        };
+        let (before_nodes, before_seconds) = match &resumed {
+            Some(r) if r.line == line && r.board == board && r.threshold == threshold => {
+                (r.nodes, r.seconds)
+            }
+            _ => (0, 0.0),
+        };
+        let unit = recheck::InFlight {
+            line,
+            board,
+            threshold,
+            nodes: nodes + before_nodes,
+            seconds: seconds + before_seconds,
+        };
+        let saved = search
+            .save_table(
+                &recheck::table_path(&args.dir),
+                &Board::start(&rules),
+                TABLE_MIN_WORK,
+            )
+            .map_err(|e| e.to_string())
+            .and_then(|_| unit.save(&args.dir));
+        if let Err(e) = saved {
+            bar.suspend(|| eprintln!("warning: {e}"));
+        }
+    };
+    let finished = AtomicBool::new(false);
+    let report = std::thread::scope(|scope| {
+        if args.needed {
+            scope.spawn(|| {
+                let every = std::time::Duration::from_secs(args.table_every.max(1));
+                let mut last = std::time::Instant::now();
+                while !finished.load(Relaxed) {
+                    std::thread::park_timeout(std::time::Duration::from_millis(200));
+                    if last.elapsed() >= every && !finished.load(Relaxed) {
+                        save();
+                        last = std::time::Instant::now();
+                    }
+                }
+            });
+        }
+        let r = derive::check(
+            &search,
+            &contents,
+            &|line| line > after && chosen.contains(&line),
+            args.needed,
+            &previous,
+            resumed.as_ref(),
+            &mut record,
+            &|k, n, line, p| {
+                *under_way.lock().unwrap() = Some((line, p.nodes, p.seconds));
+                bar.set_message(format!("unit {}/{n} | {}", k + 1, progress_message(p)))
+            },
+            cancel_flag(),
+        );
+        finished.store(true, Relaxed);
+        r
+    });
     bar.finish_and_clear();
     let r = report.map_err(prove_error)?;
+    if args.needed {
+        if r.interrupted {
+            save();
+        } else if let Err(e) = recheck::remove_saved(&args.dir) {
+            eprintln!("warning: {e}");
+        }
+    }
     if r.stale_records > 0 {
         eprintln!(
             "warning: {} records of {} match no proven unit of the ledger and were not used",
