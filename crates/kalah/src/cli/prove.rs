@@ -182,6 +182,10 @@ pub struct CheckArgs {
     /// from them. A finished check removes them.
     #[arg(long, default_value_t = 600, value_name = "SECS")]
     pub table_every: u64,
+    /// Print a progress line to stderr every SECS seconds, with --json too (default: every
+    /// 60 s when stderr is not a terminal and the output is text; 0: never).
+    #[arg(long, value_name = "SECS")]
+    pub log_every: Option<u64>,
     /// Search threads (default: every core).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -843,6 +847,10 @@ fn check(args: &CheckArgs) -> CliResult {
             bar.suspend(|| eprintln!("warning: {e}"));
         }
     };
+    let log_every =
+        super::common::log_interval(args.log_every, args.json, std::io::stderr().is_terminal());
+    let logged = std::sync::Mutex::new(0.0f64);
+    let log_clock = std::time::Instant::now();
     let finished = AtomicBool::new(false);
     let report = std::thread::scope(|scope| {
         if args.needed {
@@ -868,7 +876,11 @@ fn check(args: &CheckArgs) -> CliResult {
             &mut record,
             &|k, n, line, p| {
                 *under_way.lock().unwrap() = Some((line, p.nodes, p.seconds));
-                bar.set_message(format!("unit {}/{n} | {}", k + 1, progress_message(p)))
+                let m = format!("unit {}/{n} | {}", k + 1, progress_message(p));
+                if super::common::log_due(log_every, &logged, log_clock.elapsed().as_secs_f64()) {
+                    bar.suspend(|| eprintln!("[{:.0} s] {m}", log_clock.elapsed().as_secs_f64()));
+                }
+                bar.set_message(m)
             },
             cancel_flag(),
         );
