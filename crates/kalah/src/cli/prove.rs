@@ -876,7 +876,11 @@ fn check(args: &CheckArgs) -> CliResult {
             &mut record,
             &|k, n, line, p| {
                 *under_way.lock().unwrap() = Some((line, p.nodes, p.seconds));
-                let m = format!("unit {}/{n} | {}", k + 1, progress_message(p));
+                let m = format!(
+                    "unit {}/{n}, ledger line {line} | {}",
+                    k + 1,
+                    progress_message(p)
+                );
                 if super::common::log_due(log_every, &logged, log_clock.elapsed().as_secs_f64()) {
                     bar.suspend(|| eprintln!("[{:.0} s] {m}", log_clock.elapsed().as_secs_f64()));
                 }
