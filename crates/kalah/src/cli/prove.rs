@@ -815,13 +815,10 @@ fn check(args: &CheckArgs) -> CliResult {
         })
         .collect();
     // What a stopped check leaves for the next: the table, and the unit with its work so far.
-    let save = || {
-        let Some((line, nodes, seconds)) = *under_way.lock().unwrap() else {
-            return;
-        };
-        let Some(&(board, threshold)) = units.get(&line) else {
-            return;
-        };
+    // (Some(line) when both were saved.)
+    let save = || -> Option<usize> {
+        let (line, nodes, seconds) = (*under_way.lock().unwrap())?;
+        let &(board, threshold) = units.get(&line)?;
         let (before_nodes, before_seconds) = match &resumed {
             Some(r) if r.line == line && r.board == board && r.threshold == threshold => {
                 (r.nodes, r.seconds)
@@ -843,8 +840,12 @@ fn check(args: &CheckArgs) -> CliResult {
             )
             .map_err(|e| e.to_string())
             .and_then(|_| unit.save(&args.dir));
-        if let Err(e) = saved {
-            bar.suspend(|| eprintln!("warning: {e}"));
+        match saved {
+            Ok(()) => Some(line),
+            Err(e) => {
+                bar.suspend(|| eprintln!("warning: {e}"));
+                None
+            }
         }
     };
     let log_every =
@@ -893,9 +894,10 @@ fn check(args: &CheckArgs) -> CliResult {
     });
     bar.finish_and_clear();
     let r = report.map_err(prove_error)?;
+    let mut saved_unit = None;
     if args.needed {
         if r.interrupted {
-            save();
+            saved_unit = save();
         } else if let Err(e) = recheck::remove_saved(&args.dir) {
             eprintln!("warning: {e}");
         }
@@ -962,7 +964,13 @@ fn check(args: &CheckArgs) -> CliResult {
         }
         return Err(CliError {
             code: EXIT_INTERRUPTED,
-            message: format!("interrupted: {checked}; go on with: {again}"),
+            message: match saved_unit {
+                Some(l) => format!(
+                    "interrupted: {checked}; saved its table and the unit under way (ledger line \
+                     {l}) beside the ledger; go on with: {again}"
+                ),
+                None => format!("interrupted: {checked}; go on with: {again}"),
+            },
         });
     }
     if args.json {
