@@ -538,9 +538,14 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "too quick to stop: {err}");
     assert!(table.is_file() && unit_file.is_file(), "{err}");
-    assert!(err.contains("saved its table and the unit under way"), "{err}");
+    assert!(
+        err.contains("saved its table and the unit under way"),
+        "{err}"
+    );
     let unit_text = std::fs::read_to_string(&unit_file).unwrap();
     let unit: Value = serde_json::from_str(unit_text.split('\t').next().unwrap()).unwrap();
+    let stopped: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stopped["saved_unit"], unit["line"], "{stopped}");
     let (code, out, err) = kalah(cwd, &needed_args);
     assert_eq!(code, 0, "{out} {err}");
     assert!(err.contains("a stopped check's own work"), "{err}");

@@ -958,6 +958,7 @@ fn check(args: &CheckArgs) -> CliResult {
                     "nodes": r.nodes,
                     "seconds": r.seconds,
                     "seed": args.sample.map(|_| seed),
+                    "saved_unit": saved_unit,
                     "continue": again,
                 })
             );
