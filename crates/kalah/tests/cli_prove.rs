@@ -22,6 +22,31 @@ fn kalah(cwd: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `kalah args` started in `cwd`, its output kept for [`interrupt`].
+fn start(cwd: &Path, args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_kalah"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Stops `child` with SIGINT, as Ctrl-C does, and returns its output.
+fn interrupt(child: std::process::Child) -> std::process::Output {
+    // SAFETY: sends a signal to the child's process id; no memory is involved.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The JSON of one checksummed line (JSON, a tab, the checksum) of a ledger-format file.
+fn line_json(line: &str) -> Value {
+    serde_json::from_str(line.rsplit_once('\t').unwrap().0).unwrap()
+}
+
 fn json(cwd: &Path, args: &[&str]) -> Value {
     let (code, out, err) = kalah(cwd, args);
     assert_eq!(code, 0, "{args:?}: {err}");
@@ -445,19 +470,9 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
         "--threads",
         "1",
     ];
-    let child = Command::new(env!("CARGO_BIN_EXE_kalah"))
-        .args(check)
-        .current_dir(cwd)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start(cwd, &check);
     std::thread::sleep(Duration::from_millis(700));
-    // SAFETY: sends a signal to the child's process id; no memory is involved.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = interrupt(child);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         out.status.code(),
@@ -513,13 +528,7 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     let table = cwd.join("run/recheck-table.ckp");
     let unit_file = cwd.join("run/recheck-unit.json");
     std::fs::remove_file(&file).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_kalah"))
-        .args(&needed_args)
-        .current_dir(cwd)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = start(cwd, &needed_args);
     // Stopped once the first unit is recorded: the check is then under way, and the others
     // are still to come.
     let begun = std::time::Instant::now();
@@ -530,11 +539,7 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
         );
         std::thread::sleep(Duration::from_millis(2));
     }
-    // SAFETY: sends a signal to the child's process id; no memory is involved.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
-    }
-    let out = child.wait_with_output().unwrap();
+    let out = interrupt(child);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "too quick to stop: {err}");
     assert!(table.is_file() && unit_file.is_file(), "{err}");
@@ -542,8 +547,7 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
         err.contains("saved its table and the unit under way"),
         "{err}"
     );
-    let unit_text = std::fs::read_to_string(&unit_file).unwrap();
-    let unit: Value = serde_json::from_str(unit_text.split('\t').next().unwrap()).unwrap();
+    let unit = line_json(&std::fs::read_to_string(&unit_file).unwrap());
     let stopped: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(stopped["saved_unit"], unit["line"], "{stopped}");
     let (code, out, err) = kalah(cwd, &needed_args);
@@ -553,7 +557,7 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     let done: Vec<Value> = std::fs::read_to_string(&file)
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str(l.split('\t').next().unwrap()).unwrap())
+        .map(line_json)
         .collect();
     assert_eq!(done.len() as u64, n);
     let rec = done.iter().find(|r| r["line"] == unit["line"]).unwrap();
@@ -582,8 +586,7 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     let redone: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(redone["reproved"].as_u64(), Some(1), "{redone}");
     let text = std::fs::read_to_string(&file).unwrap();
-    let rec: Value =
-        serde_json::from_str(text.lines().last().unwrap().split('\t').next().unwrap()).unwrap();
+    let rec = line_json(text.lines().last().unwrap());
     assert_eq!(rec["line"], last["line"]);
     assert!(rec["nodes"].as_u64().unwrap() > 1_000_000_000_000, "{rec}");
     assert!(rec["seconds"].as_f64().unwrap() > 5000.0, "{rec}");

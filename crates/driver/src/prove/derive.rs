@@ -384,7 +384,8 @@ pub struct CheckReport {
 /// and a recorded disagreement is an error. Each unit searched now is passed to `record`
 /// as soon as its search ends; when `resumed` names it (same line, position and threshold),
 /// the nodes and seconds a stopped check spent on it count in its record too. `progress`
-/// gets the unit's index among the chosen, their number, its ledger line, and the search's
+/// gets the unit's index among the chosen, their number, the unit under way with all the
+/// work spent on it so far (what a stopped check saves for the next), and the search's
 /// progress.
 #[allow(clippy::too_many_arguments)]
 pub fn check(
@@ -395,7 +396,7 @@ pub fn check(
     previous: &[Recheck],
     resumed: Option<&InFlight>,
     record: &mut dyn FnMut(&Recheck) -> Result<(), String>,
-    progress: &(dyn Fn(usize, usize, usize, &Progress) + Sync),
+    progress: &(dyn Fn(usize, usize, &InFlight, &Progress) + Sync),
     cancel: &AtomicBool,
 ) -> Result<CheckReport, ProveError> {
     let start = Instant::now();
@@ -553,13 +554,29 @@ pub fn check(
             continue;
         }
         let started = Instant::now();
+        // Work a stopped check spent on this unit counts too.
+        let (before_nodes, before_seconds) = match resumed {
+            Some(r) if r.line == *line && r.board == u.board && r.threshold == u.threshold => {
+                (r.nodes, r.seconds)
+            }
+            _ => (0, 0.0),
+        };
         let label = format!("line {line}: {} at least {:+}?", u.board, u.threshold);
         let (found, nodes) = match search.decide(
             &u.board,
             u.threshold,
             None,
             &label,
-            &|p| progress(k, chosen.len(), *line, p),
+            &|p| {
+                let unit = InFlight {
+                    line: *line,
+                    board: u.board,
+                    threshold: u.threshold,
+                    nodes: before_nodes + p.nodes,
+                    seconds: before_seconds + p.seconds,
+                };
+                progress(k, chosen.len(), &unit, p)
+            },
             cancel,
         ) {
             Ok(r) => r,
@@ -582,13 +599,6 @@ pub fn check(
                 u.board
             ));
             continue;
-        };
-        // Work a stopped check spent on this unit counts too.
-        let (before_nodes, before_seconds) = match resumed {
-            Some(r) if r.line == *line && r.board == u.board && r.threshold == u.threshold => {
-                (r.nodes, r.seconds)
-            }
-            _ => (0, 0.0),
         };
         record(&Recheck {
             line: *line,

@@ -19,7 +19,6 @@ use kalah_driver::results::parse_first_turn;
 use kalah_driver::{Search, SearchConfig, SearchError};
 use kalah_solver::{Board, Endgame, Rules};
 use serde_json::json;
-use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -804,34 +803,12 @@ fn check(args: &CheckArgs) -> CliResult {
     } else {
         None
     };
-    // The unit under way: its line and the search's progress on it.
-    let under_way: std::sync::Mutex<Option<(usize, u64, f64)>> = std::sync::Mutex::new(None);
-    let units: HashMap<usize, (Board, i32)> = contents
-        .records
-        .iter()
-        .filter_map(|(l, r)| match r {
-            ledger::Record::Unit(u) => Some((*l, (u.board, u.threshold))),
-            _ => None,
-        })
-        .collect();
+    // The unit under way, with the work spent on it so far.
+    let under_way: std::sync::Mutex<Option<recheck::InFlight>> = std::sync::Mutex::new(None);
     // What a stopped check leaves for the next: the table, and the unit with its work so far.
-    // (Some(line) when both were saved.)
+    // (Its line when both were saved.)
     let save = || -> Option<usize> {
-        let (line, nodes, seconds) = (*under_way.lock().unwrap())?;
-        let &(board, threshold) = units.get(&line)?;
-        let (before_nodes, before_seconds) = match &resumed {
-            Some(r) if r.line == line && r.board == board && r.threshold == threshold => {
-                (r.nodes, r.seconds)
-            }
-            _ => (0, 0.0),
-        };
-        let unit = recheck::InFlight {
-            line,
-            board,
-            threshold,
-            nodes: nodes + before_nodes,
-            seconds: seconds + before_seconds,
-        };
+        let unit = under_way.lock().unwrap().clone()?;
         let saved = search
             .save_table(
                 &recheck::table_path(&args.dir),
@@ -841,7 +818,7 @@ fn check(args: &CheckArgs) -> CliResult {
             .map_err(|e| e.to_string())
             .and_then(|_| unit.save(&args.dir));
         match saved {
-            Ok(()) => Some(line),
+            Ok(()) => Some(unit.line),
             Err(e) => {
                 bar.suspend(|| eprintln!("warning: {e}"));
                 None
@@ -875,11 +852,12 @@ fn check(args: &CheckArgs) -> CliResult {
             &previous,
             resumed.as_ref(),
             &mut record,
-            &|k, n, line, p| {
-                *under_way.lock().unwrap() = Some((line, p.nodes, p.seconds));
+            &|k, n, unit, p| {
+                *under_way.lock().unwrap() = Some(unit.clone());
                 let m = format!(
-                    "unit {}/{n}, ledger line {line} | {}",
+                    "unit {}/{n}, ledger line {} | {}",
                     k + 1,
+                    unit.line,
                     progress_message(p)
                 );
                 if super::common::log_due(log_every, &logged, log_clock.elapsed().as_secs_f64()) {
