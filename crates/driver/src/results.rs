@@ -441,39 +441,18 @@ impl LedgerSummary {
     /// move are worth their best first turn, so some turn lies within each one's bounds:
     /// an exact start of value `v` puts the pie value at `-|v|` or above.
     pub fn pie_bounds(&self) -> (i32, i32) {
-        let seeds = Board::start(&self.rules).seeds() as i32;
-        let (mut least_low, mut least_high) = (i32::MAX, i32::MAX);
-        // Every list has 1-based houses.
-        let opening_upper = |house: usize| {
-            self.openings
-                .iter()
-                .find(|o| o.0 == house)
-                .map_or(self.upper, |o| o.2.min(self.upper))
-        };
-        for m in first_turns(&self.rules) {
-            let (lo, hi) = self
-                .turns
-                .iter()
-                .find(|t| t.0 == m)
-                .map_or((-seeds, opening_upper(m[0])), |t| (t.1, t.2));
-            // |M| for M in [lo, hi].
-            let abs_low = if lo > 0 {
-                lo
-            } else if hi < 0 {
-                -hi
-            } else {
-                0
-            };
-            let abs_high = lo.abs().max(hi.abs());
-            least_low = least_low.min(abs_low);
-            least_high = least_high.min(abs_high);
-        }
-        let witnesses = std::iter::once((self.lower, self.upper))
-            .chain(self.openings.iter().map(|o| (o.1, o.2)));
-        for (lo, hi) in witnesses {
-            least_high = least_high.min(lo.abs().max(hi.abs()));
-        }
-        (-least_high, -least_low)
+        // The summary's lists have 1-based houses; the derivation's 0-based.
+        let turns: Vec<(Vec<usize>, i32, i32)> = self
+            .turns
+            .iter()
+            .map(|(m, lo, hi)| (m.iter().map(|h| h - 1).collect(), *lo, *hi))
+            .collect();
+        let openings: Vec<(usize, i32, i32)> = self
+            .openings
+            .iter()
+            .map(|&(h, lo, hi)| (h - 1, lo, hi))
+            .collect();
+        derive::pie_bounds(&self.rules, &turns, &openings, (self.lower, self.upper))
     }
 }
 

@@ -1001,6 +1001,66 @@ fn estimates_choose_the_questions_not_the_values() {
     }
 }
 
+/// `--pie` proves the value under the pie rule, `-min |M|` over the first turns' naive
+/// margins `M`, in every rule book's small game, with each first turn's bounds holding its
+/// naive margin; with exact estimates it asks no more questions than `--first-turns` and, in
+/// some game, fewer (a turn far from 0 is left once it is shown far). `--first-turns` then
+/// finishes every turn in the same ledger, and `prove check` derives it.
+#[test]
+fn the_pie_rule_asks_only_what_it_needs() {
+    let work = tempfile::tempdir().unwrap();
+    let cwd = work.path();
+    let mut games = ESTIMATED_GAMES.to_vec();
+    games.extend_from_slice(&[
+        (3, 3, "standard", "owner", "either"),
+        (4, 2, "empty", "owner", "either"),
+    ]);
+    let (mut fewer, mut total) = (0, 0);
+    for (i, game) in small_games(&games).into_iter().enumerate() {
+        let pie = -game.want.iter().map(|w| w.1.abs()).min().unwrap();
+        for depth in ["0", "60"] {
+            let what = format!("{} depth {depth}", game.what);
+            let dir = format!("{}-{i}-pie-d{depth}", game.name);
+            let mut args = first_turn_args(&dir, &game.text);
+            assert_eq!(args.pop(), Some("--first-turns"));
+            args.extend_from_slice(&["--estimate-depth", depth]);
+            let mut pie_args = args.clone();
+            pie_args.push("--pie");
+            let v = json(cwd, &pie_args);
+            assert_eq!(v["pie"]["value"].as_i64(), Some(pie), "{what}: {v}");
+            assert_eq!(v["pie"]["lower"], v["pie"]["upper"], "{what}: {v}");
+            let turns = v["first_turns"].as_array().unwrap();
+            assert_eq!(turns.len(), game.want.len(), "{what}: {v}");
+            for (t, (moves, m)) in turns.iter().zip(&game.want) {
+                assert_eq!(t["moves"].as_str(), Some(moves.as_str()), "{what}");
+                let (lo, hi) = (t["lower"].as_i64().unwrap(), t["upper"].as_i64().unwrap());
+                assert!(lo <= *m && *m <= hi, "{what}: {moves} {m} in {t}");
+            }
+            let st = json(cwd, &["prove", "status", &dir, "--json"]);
+            assert_eq!(st["pie"]["value"].as_i64(), Some(pie), "{what}: {st}");
+            let path = cwd.join(&dir).join("ledger.jsonl");
+            let asked = turn_records(&ledger_json(&std::fs::read_to_string(&path).unwrap())).len();
+            args.push("--first-turns");
+            assert_eq!(proven_first_turns(&json(cwd, &args), &what), game.want, "{what}");
+            let c = json(cwd, &["prove", "check", &dir, "--json", "--tt-mb", "16"]);
+            assert_eq!(c["ok"], true, "{what}: {c}");
+            if depth == "60" {
+                let exact_dir = format!("{}-{i}-exact-d{depth}", game.name);
+                let mut exact = first_turn_args(&exact_dir, &game.text);
+                exact.extend_from_slice(&["--estimate-depth", depth]);
+                json(cwd, &exact);
+                let path = cwd.join(&exact_dir).join("ledger.jsonl");
+                let all =
+                    turn_records(&ledger_json(&std::fs::read_to_string(&path).unwrap())).len();
+                assert!(asked <= all, "{what}: {asked} questions against {all}");
+                fewer += usize::from(asked < all);
+                total += 1;
+            }
+        }
+    }
+    assert!(fewer > 0, "--pie asked as many questions as --first-turns in all {total} games");
+}
+
 /// `--turn` proves only the first turns it names, in the order given (written with or
 /// without the `S`), at the naive search's values; `--first-turns` then goes on in the same
 /// ledger and proves the rest; a turn that is not one of the game's is refused before any work.

@@ -339,6 +339,54 @@ pub fn narrow_by_turns(
     }
 }
 
+/// Bounds on the value under the pie rule, `-min |M|` over the margins `M` of South's first
+/// turns, from what is proven: `turns` bounds some first turns (0-based houses, lower, upper),
+/// and a turn not in it counts as anywhere from `-seeds` to its opening move's upper bound in
+/// `openings` (0-based house, lower, upper), or `root`'s. The start and each opening move are
+/// worth their best first turn, so one turn's margin lies within each of their bounds, which
+/// caps `min |M|` too. Exact (equal bounds) once every turn is exact, or as soon as one turn
+/// is exactly 0.
+pub fn pie_bounds(
+    rules: &Rules,
+    turns: &[(Vec<usize>, i32, i32)],
+    openings: &[(usize, i32, i32)],
+    root: (i32, i32),
+) -> (i32, i32) {
+    let seeds = Board::start(rules).seeds() as i32;
+    let opening_upper = |h: usize| {
+        openings
+            .iter()
+            .find(|o| o.0 == h)
+            .map_or(root.1, |o| o.2.min(root.1))
+    };
+    // The least |M| is at least `least_low` and at most `least_high`.
+    let (mut least_low, mut least_high) = (i32::MAX, i32::MAX);
+    for m in super::tree::first_turns(rules) {
+        let (lo, hi) = turns
+            .iter()
+            .find(|t| t.0 == m)
+            .map_or((-seeds, opening_upper(m[0])), |t| (t.1, t.2));
+        least_low = least_low.min(least_abs(lo, hi));
+        least_high = least_high.min(lo.abs().max(hi.abs()));
+    }
+    let witnesses = std::iter::once(root).chain(openings.iter().map(|o| (o.1, o.2)));
+    for (lo, hi) in witnesses {
+        least_high = least_high.min(lo.abs().max(hi.abs()));
+    }
+    (-least_high, -least_low)
+}
+
+/// The least `|M|` for `M` in `[lo, hi]`.
+pub fn least_abs(lo: i32, hi: i32) -> i32 {
+    if lo > 0 {
+        lo
+    } else if hi < 0 {
+        -hi
+    } else {
+        0
+    }
+}
+
 /// What `check` found.
 #[derive(Debug, Default)]
 pub struct CheckReport {

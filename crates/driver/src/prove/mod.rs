@@ -37,7 +37,7 @@ pub type TurnBounds = Vec<(Vec<usize>, i32, i32)>;
 
 /// What a sequence of South's moves from the start is: an opening move (South may move on)
 /// or a whole first turn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Along {
     Opening,
     Turn,
@@ -314,6 +314,8 @@ pub struct Coordinator<'a> {
     /// The sequence and threshold (South's) that the last run was asking when it stopped,
     /// from its `status.json`: a hint to ask it again first, never a fact.
     interrupted: Option<(Along, Vec<usize>, i32)>,
+    /// The heuristic estimates made so far (see [`Coordinator::estimate_sequence`]).
+    estimates: HashMap<(Along, Vec<usize>), i32>,
 }
 
 impl<'a> Coordinator<'a> {
@@ -344,6 +346,7 @@ impl<'a> Coordinator<'a> {
             generation: 0,
             label: String::new(),
             interrupted,
+            estimates: HashMap::new(),
         };
         for (line, r) in contents.records {
             match r {
@@ -470,7 +473,7 @@ impl<'a> Coordinator<'a> {
             .legal_houses()
             .map(|h| vec![h])
             .collect();
-        let out = self.settle_each(Along::Opening, moves, guess, runner, report, cancel)?;
+        let out = self.settle_each(Along::Opening, moves, guess, false, runner, report, cancel)?;
         Ok(out.into_iter().map(|(m, lo, hi)| (m[0], lo, hi)).collect())
     }
 
@@ -493,17 +496,101 @@ impl<'a> Coordinator<'a> {
                 "houses {m:?} (0-based) are not a first turn of this game"
             )));
         }
-        self.settle_each(Along::Turn, turns, guess, runner, report, cancel)
+        self.settle_each(Along::Turn, turns, guess, false, runner, report, cancel)
+    }
+
+    /// The value under the pie rule, `-min |M|` over the margins `M` of South's first turns
+    /// (see [`derive::pie_bounds`]), proving of each first turn only what that needs: whether
+    /// its margin lies within `±B`, with `B` the least `|M|` proven so far, and if so exactly.
+    /// The turns most likely to hold the least `|M|` go first, so that `B` shrinks early and
+    /// the others need fewer questions: those whose bounds allow the least `|M|`, then by the
+    /// estimate nearest 0 (`--estimate-depth`; a turn begun in the ledger by the answer it is
+    /// going on from). A turn the last run was asking about when it stopped goes first of all.
+    /// Each answer is a turn record, the same as [`Coordinator::run_turns`] writes, so the
+    /// exact value of every turn can be finished later. Returns the bounds on every first
+    /// turn and on the pie value, equal once it is settled.
+    pub fn run_pie(
+        &mut self,
+        guess: i32,
+        runner: &mut dyn Runner,
+        report: &(dyn Fn(&ProveProgress) + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<(TurnBounds, (i32, i32)), ProveError> {
+        let all = tree::first_turns(&self.rules);
+        let mut order = Vec::new();
+        for (i, m) in all.iter().enumerate() {
+            let (lo, hi) = self.turn_bounds(m);
+            let first = self
+                .interrupted
+                .as_ref()
+                .is_some_and(|(a, q, _)| *a == Along::Turn && q == m);
+            let last = self.turns.iter().rev().find(|q| q.moves == *m);
+            let near = match last {
+                _ if lo >= hi => 0,
+                Some(q) => (if q.holds { q.threshold + 1 } else { q.threshold - 1 }).abs(),
+                None if self.config.estimate_depth > 0 => {
+                    self.estimate_sequence(Along::Turn, m)?.abs()
+                }
+                None => 0,
+            };
+            order.push((!first, derive::least_abs(lo, hi), near, i));
+        }
+        order.sort();
+        let turns = order.iter().map(|k| all[k.3].clone()).collect();
+        self.settle_each(Along::Turn, turns, guess, true, runner, report, cancel)?;
+        let bounds: TurnBounds = all
+            .into_iter()
+            .map(|m| {
+                let (lo, hi) = self.turn_bounds(&m);
+                (m, lo, hi)
+            })
+            .collect();
+        Ok((bounds, self.pie_bounds()))
+    }
+
+    /// Bounds on a first turn's margin from the turn records and the root's upper bound.
+    fn turn_bounds(&self, moves: &[usize]) -> (i32, i32) {
+        let seeds = Board::start(&self.rules).seeds() as i32;
+        let (_, root_upper) = self.root_bounds(seeds);
+        let parity = self.search.values_have_parity();
+        derive::turn_bounds(&self.turns, moves, root_upper, seeds, parity)
+    }
+
+    /// Bounds on the value under the pie rule from the root, opening and turn records.
+    fn pie_bounds(&self) -> (i32, i32) {
+        let seeds = Board::start(&self.rules).seeds() as i32;
+        let root = self.root_bounds(seeds);
+        let parity = self.search.values_have_parity();
+        let openings: Vec<(usize, i32, i32)> = Board::start(&self.rules)
+            .legal_houses()
+            .map(|h| {
+                let (lo, hi) = derive::opening_bounds(&self.openings, h, root.1, seeds, parity);
+                (h, lo, hi)
+            })
+            .collect();
+        let turns: TurnBounds = tree::first_turns(&self.rules)
+            .into_iter()
+            .map(|m| {
+                let (lo, hi) = self.turn_bounds(&m);
+                (m, lo, hi)
+            })
+            .collect();
+        derive::pie_bounds(&self.rules, &turns, &openings, root)
     }
 
     /// For each sequence of South's moves from the start (an opening move, or a whole first
     /// turn), MTD(f) from `guess` over questions about the position after it, capped by the
     /// root's upper bound, each answer appended to the ledger as a record of `along`'s kind.
+    /// With `pie` (first turns only), each sequence only as far as the pie rule needs: its
+    /// margin within `±B`, `B` the least `|M|` over the first turns proven so far (see
+    /// [`Coordinator::run_pie`]); a sequence already outside is left as it is.
+    #[allow(clippy::too_many_arguments)]
     fn settle_each(
         &mut self,
         along: Along,
         sequences: Vec<Vec<usize>>,
         guess: i32,
+        pie: bool,
         runner: &mut dyn Runner,
         report: &(dyn Fn(&ProveProgress) + Sync),
         cancel: &AtomicBool,
@@ -563,7 +650,14 @@ impl<'a> Coordinator<'a> {
                 }
                 self.progress.lower = lo;
                 self.progress.upper = hi;
-                if lo >= hi {
+                // The thresholds still worth asking: above `ask_lo`, at most `ask_hi`.
+                let (ask_lo, ask_hi) = if pie {
+                    let b = -self.pie_bounds().0;
+                    (lo.max(-b), hi.min(b))
+                } else {
+                    (lo, hi)
+                };
+                if ask_lo >= ask_hi {
                     out.push((moves.clone(), lo, hi));
                     break;
                 }
@@ -573,7 +667,7 @@ impl<'a> Coordinator<'a> {
                     self.progress.estimate = Some(e);
                     guess = e;
                 }
-                let t = guess.clamp(lo + 1, hi);
+                let t = guess.clamp(ask_lo + 1, ask_hi);
                 self.progress.threshold = t;
                 let q = match along {
                     Along::Opening => tree::opening_question(&self.rules, moves[0], t),
@@ -693,7 +787,10 @@ impl<'a> Coordinator<'a> {
     /// The heuristic estimate of South's value after `moves` (an opening move or a first
     /// turn): [`Search::estimate`] of the position after it, `estimate_depth` moves deep,
     /// turned into South's margin with the seeds the sequence stored.
-    fn estimate_sequence(&self, along: Along, moves: &[usize]) -> Result<i32, ProveError> {
+    fn estimate_sequence(&mut self, along: Along, moves: &[usize]) -> Result<i32, ProveError> {
+        if let Some(&e) = self.estimates.get(&(along, moves.to_vec())) {
+            return Ok(e);
+        }
         // The question "at least 0?" carries the sequence's gain in its threshold: after an
         // extra turn South asks "at least -gain?", after the turn passed North asks "at
         // least gain + 1?" of the position, negated.
@@ -704,11 +801,13 @@ impl<'a> Coordinator<'a> {
             }
         };
         let (e, _) = self.search.estimate(&q.board, self.config.estimate_depth)?;
-        Ok(if q.flip {
+        let e = if q.flip {
             q.threshold - 1 - e
         } else {
             e - q.threshold
-        })
+        };
+        self.estimates.insert((along, moves.to_vec()), e);
+        Ok(e)
     }
 
     fn db_seeds(&self) -> u32 {

@@ -80,6 +80,12 @@ pub struct RunArgs {
     /// or `"2 1"`: South's houses in order); repeat it for more, proven in the order given.
     #[arg(long, value_name = "TURN")]
     pub turn: Vec<String>,
+    /// Then the value under the pie rule (with `--goal exact`), before --first-turns or --turn:
+    /// of each first turn only what the pie rule needs (whether its margin lies within ± the
+    /// least margin proven so far, and if so exactly), the turns nearest 0 first (by the
+    /// estimate of --estimate-depth); turn records, as --first-turns writes them.
+    #[arg(long)]
+    pub pie: bool,
     /// The ledger's directory (default `data/proofs/<houses>x<seeds>-<rules>`).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
@@ -271,11 +277,11 @@ fn fmt_number(n: u64) -> String {
 
 fn prove(args: &RunArgs) -> CliResult {
     let rules = args.rules.rules()?;
-    if (args.openings || args.first_turns || !args.turn.is_empty())
+    if (args.openings || args.first_turns || !args.turn.is_empty() || args.pie)
         && !matches!(args.goal, GoalArg::Exact)
     {
         return Err(CliError::usage(
-            "--openings, --first-turns and --turn need --goal exact (the values they prove are exact)",
+            "--openings, --first-turns, --turn and --pie need --goal exact (the values they prove are exact)",
         ));
     }
     if args.first_turns && !args.turn.is_empty() {
@@ -520,8 +526,19 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
         }
         _ => None,
     };
+    // Then the pie rule's value, then the exact first turns asked.
+    let pie = match &result {
+        Ok(r) if args.pie && r.lower == r.upper && !matches!(openings, Some(Err(_))) => {
+            Some(coord.run_pie(r.lower, &mut *runner, &report, cancel_flag()))
+        }
+        _ => None,
+    };
     let first_turns = match (&result, turns_asked(args, &rules)?) {
-        (Ok(r), Some(turns)) if r.lower == r.upper && !matches!(openings, Some(Err(_))) => {
+        (Ok(r), Some(turns))
+            if r.lower == r.upper
+                && !matches!(openings, Some(Err(_)))
+                && !matches!(pie, Some(Err(_))) =>
+        {
             Some(coord.run_turns(turns, r.lower, &mut *runner, &report, cancel_flag()))
         }
         _ => None,
@@ -543,7 +560,11 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     }
     let r = result.map_err(prove_error)?;
     let openings = openings.transpose().map_err(prove_error)?;
+    let pie = pie.transpose().map_err(prove_error)?;
     let first_turns = first_turns.transpose().map_err(prove_error)?;
+    // The turns --first-turns or --turn proved, else those --pie bounded.
+    let first_turns = first_turns.or_else(|| pie.as_ref().map(|p| p.0.clone()));
+    let pie = pie.map(|p| p.1);
     // Units and nodes of the whole run, the opening moves' included.
     let (units, nodes) = (coord.progress().units_proven, coord.progress().nodes);
     let seconds = started.elapsed().as_secs_f64();
@@ -566,6 +587,7 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
                 "first_turns": first_turns.as_ref().map(|t| t.iter()
                     .map(|(m, lo, hi)| json!({"moves": turn_text(m), "lower": lo, "upper": hi, "value": (lo == hi).then_some(*lo)}))
                     .collect::<Vec<_>>()),
+                "pie": pie.map(|(lo, hi)| json!({"lower": lo, "upper": hi, "value": (lo == hi).then_some(lo)})),
                 "nodes": nodes,
                 "units": units,
                 "seconds": seconds,
@@ -587,6 +609,9 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
                 turn_text(m),
                 bound_text(*lo, *hi, seeds)
             );
+        }
+        if let Some((lo, hi)) = pie {
+            println!("pie rule: {}", bound_text(lo, hi, seeds));
         }
         println!(
             "this run: {units} units proven, {nodes} nodes in {seconds:.1} s; ledger {}",
@@ -634,6 +659,9 @@ fn status(args: &StatusArgs) -> CliResult {
     let st = kalah_driver::prove::status::status(&args.dir, &contents, &search)
         .map_err(CliError::failure)?;
     let (lo, hi) = (st.lower, st.upper);
+    // The pie rule's bounds, once a first turn has records.
+    let pie = (!st.turns.is_empty())
+        .then(|| kalah_driver::prove::derive::pie_bounds(&rules, &st.turns, &st.moves, (lo, hi)));
     if args.json {
         println!(
             "{}",
@@ -644,6 +672,7 @@ fn status(args: &StatusArgs) -> CliResult {
                 "result": st.result(),
                 "moves": st.moves.iter().map(|&(h, a, b)| json!({"house": h + 1, "lower": a, "upper": b})).collect::<Vec<_>>(),
                 "first_turns": st.turns.iter().map(|(m, a, b)| json!({"moves": turn_text(m), "lower": a, "upper": b})).collect::<Vec<_>>(),
+                "pie": pie.map(|(a, b)| json!({"lower": a, "upper": b, "value": (a == b).then_some(a)})),
                 "units_at_least": st.units_at_least,
                 "units_below": st.units_below,
                 "units_open": st.units_open,
@@ -674,6 +703,9 @@ fn status(args: &StatusArgs) -> CliResult {
             turn_text(m),
             bound_text(*a, *b, seeds)
         );
+    }
+    if let Some((a, b)) = pie {
+        println!("pie rule: {}", bound_text(a, b, seeds));
     }
     println!(
         "units: {} proven ({} at least, {} below), {} out of budget and split",
