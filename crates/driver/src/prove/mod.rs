@@ -517,6 +517,7 @@ impl<'a> Coordinator<'a> {
         cancel: &AtomicBool,
     ) -> Result<(TurnBounds, (i32, i32)), ProveError> {
         let all = tree::first_turns(&self.rules);
+        let b = -self.pie_bounds().0;
         let mut order = Vec::new();
         for (i, m) in all.iter().enumerate() {
             let (lo, hi) = self.turn_bounds(m);
@@ -526,7 +527,8 @@ impl<'a> Coordinator<'a> {
                 .is_some_and(|(a, q, _)| *a == Along::Turn && q == m);
             let last = self.turns.iter().rev().find(|q| q.moves == *m);
             let near = match last {
-                _ if lo >= hi => 0,
+                // Settled, or shown no nearer 0 than a turn proven before: no estimate.
+                _ if lo >= hi || derive::least_abs(lo, hi) >= b => 0,
                 Some(q) => (if q.holds { q.threshold + 1 } else { q.threshold - 1 }).abs(),
                 None if self.config.estimate_depth > 0 => {
                     self.estimate_sequence(Along::Turn, m)?.abs()
