@@ -1059,7 +1059,11 @@ fn the_pie_rule_asks_only_what_it_needs() {
                 assert_eq!(distinct.len(), redone.len(), "{what} resumed: {redone:?}");
             }
             args.push("--first-turns");
-            assert_eq!(proven_first_turns(&json(cwd, &args), &what), game.want, "{what}");
+            assert_eq!(
+                proven_first_turns(&json(cwd, &args), &what),
+                game.want,
+                "{what}"
+            );
             let c = json(cwd, &["prove", "check", &dir, "--json", "--tt-mb", "16"]);
             assert_eq!(c["ok"], true, "{what}: {c}");
             if depth == "60" {
@@ -1076,7 +1080,10 @@ fn the_pie_rule_asks_only_what_it_needs() {
             }
         }
     }
-    assert!(fewer > 0, "--pie asked as many questions as --first-turns in all {total} games");
+    assert!(
+        fewer > 0,
+        "--pie asked as many questions as --first-turns in all {total} games"
+    );
 }
 
 /// `--turn` proves only the first turns it names, in the order given (written with or

@@ -529,7 +529,7 @@ impl<'a> Coordinator<'a> {
             let near = match last {
                 // Settled, or shown no nearer 0 than a turn proven before: no estimate.
                 _ if lo >= hi || derive::least_abs(lo, hi) >= b => 0,
-                Some(q) => (if q.holds { q.threshold + 1 } else { q.threshold - 1 }).abs(),
+                Some(q) => (q.threshold + if q.holds { 1 } else { -1 }).abs(),
                 None if self.config.estimate_depth > 0 => {
                     self.estimate_sequence(Along::Turn, m)?.abs()
                 }
