@@ -1024,9 +1024,13 @@ fn the_pie_rule_asks_only_what_it_needs() {
             let mut args = first_turn_args(&dir, &game.text);
             assert_eq!(args.pop(), Some("--first-turns"));
             args.extend_from_slice(&["--estimate-depth", depth]);
-            let mut pie_args = args.clone();
-            pie_args.push("--pie");
-            let v = json(cwd, &pie_args);
+            let pie_args = |dir| {
+                let mut a = first_turn_args(dir, &game.text);
+                assert_eq!(a.pop(), Some("--first-turns"));
+                a.extend_from_slice(&["--estimate-depth", depth, "--pie"]);
+                a
+            };
+            let v = json(cwd, &pie_args(&dir));
             assert_eq!(v["pie"]["value"].as_i64(), Some(pie), "{what}: {v}");
             assert_eq!(v["pie"]["lower"], v["pie"]["upper"], "{what}: {v}");
             let turns = v["first_turns"].as_array().unwrap();
@@ -1049,9 +1053,7 @@ fn the_pie_rule_asks_only_what_it_needs() {
                 std::fs::create_dir(cwd.join(&cut)).unwrap();
                 let kept = cut_at_first_answer(&whole, &first.0, true);
                 std::fs::write(cwd.join(&cut).join("ledger.jsonl"), kept).unwrap();
-                let mut again = pie_args.clone();
-                again[3] = &cut;
-                let w = json(cwd, &again);
+                let w = json(cwd, &pie_args(&cut));
                 assert_eq!(w["pie"]["value"].as_i64(), Some(pie), "{what} resumed: {w}");
                 let text = std::fs::read_to_string(cwd.join(&cut).join("ledger.jsonl")).unwrap();
                 let redone = turn_records(&ledger_json(&text));

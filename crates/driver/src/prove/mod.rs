@@ -570,13 +570,7 @@ impl<'a> Coordinator<'a> {
                 (h, lo, hi)
             })
             .collect();
-        let turns: TurnBounds = tree::first_turns(&self.rules)
-            .into_iter()
-            .map(|m| {
-                let (lo, hi) = self.turn_bounds(&m);
-                (m, lo, hi)
-            })
-            .collect();
+        let turns = derive::recorded_turns(&self.rules, &self.turns, root.1, seeds, parity);
         derive::pie_bounds(&self.rules, &turns, &openings, root)
     }
 
@@ -642,9 +636,7 @@ impl<'a> Coordinator<'a> {
                     Along::Opening => {
                         derive::opening_bounds(&self.openings, moves[0], root_upper, seeds, parity)
                     }
-                    Along::Turn => {
-                        derive::turn_bounds(&self.turns, &moves, root_upper, seeds, parity)
-                    }
+                    Along::Turn => self.turn_bounds(&moves),
                 };
                 match along {
                     Along::Opening => self.progress.opening = Some(moves[0]),

@@ -563,8 +563,8 @@ fn prove_here(args: &RunArgs, rules: &Rules, runner: Option<&mut dyn Runner>) ->
     let pie = pie.transpose().map_err(prove_error)?;
     let first_turns = first_turns.transpose().map_err(prove_error)?;
     // The turns --first-turns or --turn proved, else those --pie bounded.
-    let first_turns = first_turns.or_else(|| pie.as_ref().map(|p| p.0.clone()));
-    let pie = pie.map(|p| p.1);
+    let (pie_turns, pie) = pie.unzip();
+    let first_turns = first_turns.or(pie_turns);
     // Units and nodes of the whole run, the opening moves' included.
     let (units, nodes) = (coord.progress().units_proven, coord.progress().nodes);
     let seconds = started.elapsed().as_secs_f64();
