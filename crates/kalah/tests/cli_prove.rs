@@ -457,6 +457,9 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     // The best opening moves are bounded at the value from both sides by the root's answers.
     let text = kalah(cwd, &["prove", "status", "run"]).1;
     assert!(text.contains("opening move 1"), "{text}");
+    // Nothing is proven again yet.
+    assert_eq!(s["rechecked"], Value::Null, "{s}");
+    assert!(!text.contains("proven again"), "{text}");
 
     // A check stopped by SIGINT says what it proved again and how to go on; going on proves
     // the rest and derives the root.
@@ -522,6 +525,18 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     assert_eq!(again["reproved"].as_u64(), Some(0), "{again}");
     assert_eq!(again["recorded"].as_u64(), Some(n), "{again}");
     assert_eq!(again["recorded_nodes"], needed["nodes"], "{again}");
+    // `prove status` says how many units are proven again, and whether they agree.
+    let st = json(cwd, &["prove", "status", "run", "--json"]);
+    let r = &st["rechecked"];
+    assert_eq!(r["units"].as_u64(), Some(n), "{st}");
+    assert_eq!(r["agree"].as_u64(), Some(n), "{st}");
+    assert_eq!(r["stale"].as_u64(), Some(0), "{st}");
+    assert_eq!(r["nodes"], needed["nodes"], "{st}");
+    let text = kalah(cwd, &["prove", "status", "run"]).1;
+    assert!(
+        text.contains(&format!("{n} units, {n} as the ledger says, 0 not")),
+        "{text}"
+    );
     // A --needed check stopped by SIGINT leaves its own table and the unit under way with the
     // work spent on it; the next one starts from them, counts that work in the unit's record,
     // and removes both once every unit is proven again.
@@ -614,6 +629,11 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
         bad["errors"][0].as_str().unwrap().contains("as recorded"),
         "{bad}"
     );
+    let st = json(cwd, &["prove", "status", "run", "--json"]);
+    assert_eq!(st["rechecked"]["units"].as_u64(), Some(n), "{st}");
+    assert_eq!(st["rechecked"]["agree"].as_u64(), Some(n - 1), "{st}");
+    let text = kalah(cwd, &["prove", "status", "run"]).1;
+    assert!(text.contains(", 1 not;"), "{text}");
     // A record of another position is not used: that unit is searched again.
     let mut j: Value = serde_json::from_str(json_text).unwrap();
     j["threshold"] = Value::from(j["threshold"].as_i64().unwrap() + 100);
@@ -626,12 +646,25 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     let redone: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(redone["reproved"].as_u64(), Some(1), "{redone}");
     assert_eq!(redone["recorded"].as_u64(), Some(n - 1), "{redone}");
+    // (The record of the other position is still the file's first line, then the one that
+    // replaced it.)
+    let st = json(cwd, &["prove", "status", "run", "--json"]);
+    assert_eq!(st["rechecked"]["stale"].as_u64(), Some(1), "{st}");
+    assert_eq!(st["rechecked"]["units"].as_u64(), Some(n), "{st}");
+    assert_eq!(st["rechecked"]["agree"].as_u64(), Some(n), "{st}");
     // A damaged record before the last line is an error naming the file.
     let damaged = records.replacen("\"line\"", "\"lime\"", 1) + &records;
     std::fs::write(&file, damaged).unwrap();
     let (code, _, err) = kalah(cwd, &needed_args);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("rechecked.jsonl line 1"), "{err}");
+    // `prove status` still says where the proof stands, and that the records are damaged.
+    let (code, out, err) = kalah(cwd, &["prove", "status", "run", "--json"]);
+    assert_eq!(code, 0, "{out} {err}");
+    let st: Value = serde_json::from_str(&out).unwrap();
+    let e = st["rechecked"]["error"].as_str().unwrap();
+    assert!(e.contains("rechecked.jsonl line 1"), "{st}");
+    assert_eq!(st["lower"].as_i64(), Some(want), "{st}");
 }
 
 #[test]

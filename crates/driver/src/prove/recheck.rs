@@ -375,3 +375,55 @@ mod tests {
         assert!(e.contains("line 1") && e.contains("claimed"), "{e}");
     }
 }
+
+/// What `rechecked.jsonl` says about a ledger's units, for `prove status`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    /// Records that match a proven unit of the ledger (same line, position, threshold and
+    /// claim); the last record of a line counts.
+    pub units: usize,
+    /// Of those, the ones whose search found what the ledger claims.
+    pub agree: usize,
+    /// Records that match no proven unit of the ledger (another ledger, an edited one).
+    pub stale: usize,
+    /// Nodes of the matching records' searches.
+    pub nodes: u64,
+    /// Their seconds.
+    pub seconds: f64,
+}
+
+/// Matches the records in `dir` against the ledger's `contents`: `None` when there is no
+/// file, an error when it is damaged (a last line cut short is dropped, as a check drops it).
+pub fn summary(dir: &Path, contents: &ledger::Contents) -> Result<Option<Summary>, String> {
+    if !path(dir).exists() {
+        return Ok(None);
+    }
+    let (records, _) = read(dir, contents.header.rules.houses)?;
+    let units: std::collections::HashMap<usize, &ledger::UnitRecord> = contents
+        .records
+        .iter()
+        .filter_map(|(line, r)| match r {
+            ledger::Record::Unit(u) => Some((*line, u)),
+            _ => None,
+        })
+        .collect();
+    let mut last: std::collections::HashMap<usize, &Recheck> = std::collections::HashMap::new();
+    let mut s = Summary::default();
+    for r in &records {
+        let fits = units.get(&r.line).is_some_and(|u| {
+            u.board == r.board && u.threshold == r.threshold && u.verdict.truth() == Some(r.claimed)
+        });
+        if fits {
+            last.insert(r.line, r);
+        } else {
+            s.stale += 1;
+        }
+    }
+    for r in last.values() {
+        s.units += 1;
+        s.agree += usize::from(r.found == r.claimed);
+        s.nodes += r.nodes;
+        s.seconds += r.seconds;
+    }
+    Ok(Some(s))
+}

@@ -4,7 +4,7 @@
 
 use super::derive::{self, Derivation};
 use super::ledger::{self, Contents, Record, Verdict};
-use super::{read_snapshot, tree};
+use super::{read_snapshot, recheck, tree};
 use crate::Search;
 use kalah_solver::{Board, Rules};
 use serde_json::Value;
@@ -40,6 +40,9 @@ pub struct LedgerStatus {
     pub torn_bytes: u64,
     /// The last run's status snapshot (`status.json`), if it can be read.
     pub snapshot: Option<Value>,
+    /// What `prove check --needed` has proven again (`rechecked.jsonl`): none without the
+    /// file, an error when it is damaged.
+    pub rechecked: Result<Option<recheck::Summary>, String>,
 }
 
 /// A rough estimate of the work left on the question being asked.
@@ -172,5 +175,6 @@ pub fn status(dir: &Path, contents: &Contents, search: &Search) -> Result<Ledger
         ledger_bytes,
         torn_bytes: contents.torn_bytes as u64,
         snapshot,
+        rechecked: recheck::summary(dir, contents),
     })
 }

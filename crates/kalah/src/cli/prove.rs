@@ -682,6 +682,17 @@ fn status(args: &StatusArgs) -> CliResult {
                 "ledger_bytes": st.ledger_bytes,
                 "torn_bytes": st.torn_bytes,
                 "snapshot": st.snapshot,
+                "rechecked": match &st.rechecked {
+                    Ok(Some(r)) => json!({
+                        "units": r.units,
+                        "agree": r.agree,
+                        "stale": r.stale,
+                        "nodes": r.nodes,
+                        "seconds": r.seconds,
+                    }),
+                    Ok(None) => serde_json::Value::Null,
+                    Err(e) => json!({ "error": e }),
+                },
             })
         );
         return Ok(());
@@ -720,6 +731,26 @@ fn status(args: &StatusArgs) -> CliResult {
         st.seconds / 3600.0,
         st.nodes_per_second() / 1e6
     );
+    match &st.rechecked {
+        Ok(Some(r)) => {
+            println!(
+                "proven again by `prove check --needed` (rechecked.jsonl): {} units, {} as the ledger says, {} not; {} nodes in {:.2} hours",
+                r.units,
+                r.agree,
+                r.units - r.agree,
+                r.nodes,
+                r.seconds / 3600.0
+            );
+            if r.stale > 0 {
+                println!(
+                    "  and {} records that match no proven unit of this ledger (not counted)",
+                    r.stale
+                );
+            }
+        }
+        Ok(None) => {}
+        Err(e) => println!("proven again: cannot read the records ({e})"),
+    }
     if let Some(s) = st.running_snapshot() {
         let age = s
             .get("updated")
