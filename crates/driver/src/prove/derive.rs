@@ -9,7 +9,7 @@
 //! derives each one again from the units and reports any that does not follow.
 
 use super::ledger::{Contents, OpeningRecord, Record, RootRecord, TurnRecord, UnitRecord, Verdict};
-use super::recheck::{InFlight, Recheck};
+use super::recheck::{self, InFlight, Recheck};
 use super::tree::{opening_question, questions, turn_question, Facts};
 use super::ProveError;
 use crate::search::{Progress, Search, SearchError};
@@ -563,18 +563,8 @@ pub fn check(
         .map(|(_, x)| x)
         .collect();
     // The records that still match their ledger line (the last one of a line counts).
-    let by_line: HashMap<usize, &UnitRecord> = units.iter().map(|(l, u)| (*l, *u)).collect();
-    let mut earlier: HashMap<usize, &Recheck> = HashMap::new();
-    for r in previous {
-        let fits = by_line.get(&r.line).is_some_and(|u| {
-            u.board == r.board && u.threshold == r.threshold && u.verdict.truth() == Some(r.claimed)
-        });
-        if fits {
-            earlier.insert(r.line, r);
-        } else {
-            report.stale_records += 1;
-        }
-    }
+    let (earlier, stale) = recheck::matching(previous, &units);
+    report.stale_records = stale;
     let disagree = |line: usize, u: &UnitRecord, claimed: bool, found: bool| {
         format!(
             "line {line}: the ledger says the value of {} is {} {:+}, the search says {}",

@@ -19,6 +19,7 @@
 use super::ledger::{self, Verdict};
 use kalah_solver::{parse_position, Board};
 use serde_json::json;
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -392,14 +393,39 @@ pub struct Summary {
     pub seconds: f64,
 }
 
-/// Matches the records in `dir` against the ledger's `contents`: `None` when there is no
-/// file, an error when it is damaged (a last line cut short is dropped, as a check drops it).
+/// The records of `records` that match a unit of `units` (ledger line and record): same line,
+/// position and threshold, and the unit proven with the claim recorded; the last record of a
+/// line counts. Also the number of records that match none (another ledger, an edited one).
+pub fn matching<'a>(
+    records: &'a [Recheck],
+    units: &[(usize, &ledger::UnitRecord)],
+) -> (HashMap<usize, &'a Recheck>, usize) {
+    let by_line: HashMap<usize, &ledger::UnitRecord> =
+        units.iter().map(|(l, u)| (*l, *u)).collect();
+    let mut out = HashMap::new();
+    let mut stale = 0;
+    for r in records {
+        let fits = by_line.get(&r.line).is_some_and(|u| {
+            u.board == r.board && u.threshold == r.threshold && u.verdict.truth() == Some(r.claimed)
+        });
+        if fits {
+            out.insert(r.line, r);
+        } else {
+            stale += 1;
+        }
+    }
+    (out, stale)
+}
+
+/// Matches the records in `dir` against the ledger's `contents` (see [`matching`]): `None`
+/// when there is no file, an error when it is damaged (a last line cut short is dropped, as a
+/// check drops it).
 pub fn summary(dir: &Path, contents: &ledger::Contents) -> Result<Option<Summary>, String> {
     if !path(dir).exists() {
         return Ok(None);
     }
     let (records, _) = read(dir, contents.header.rules.houses)?;
-    let units: std::collections::HashMap<usize, &ledger::UnitRecord> = contents
+    let units: Vec<(usize, &ledger::UnitRecord)> = contents
         .records
         .iter()
         .filter_map(|(line, r)| match r {
@@ -407,18 +433,11 @@ pub fn summary(dir: &Path, contents: &ledger::Contents) -> Result<Option<Summary
             _ => None,
         })
         .collect();
-    let mut last: std::collections::HashMap<usize, &Recheck> = std::collections::HashMap::new();
-    let mut s = Summary::default();
-    for r in &records {
-        let fits = units.get(&r.line).is_some_and(|u| {
-            u.board == r.board && u.threshold == r.threshold && u.verdict.truth() == Some(r.claimed)
-        });
-        if fits {
-            last.insert(r.line, r);
-        } else {
-            s.stale += 1;
-        }
-    }
+    let (last, stale) = matching(&records, &units);
+    let mut s = Summary {
+        stale,
+        ..Summary::default()
+    };
     for r in last.values() {
         s.units += 1;
         s.agree += usize::from(r.found == r.claimed);
