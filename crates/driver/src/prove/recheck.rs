@@ -275,6 +275,76 @@ impl Rechecked {
     }
 }
 
+/// What `rechecked.jsonl` says about a ledger's units, for `prove status`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    /// Records that match a proven unit of the ledger (same line, position, threshold and
+    /// claim); the last record of a line counts.
+    pub units: usize,
+    /// Of those, the ones whose search found what the ledger claims.
+    pub agree: usize,
+    /// Records that match no proven unit of the ledger (another ledger, an edited one).
+    pub stale: usize,
+    /// Nodes of the matching records' searches.
+    pub nodes: u64,
+    /// Their seconds.
+    pub seconds: f64,
+}
+
+/// The records of `records` that match a unit of `units` (ledger line and record): same line,
+/// position and threshold, and the unit proven with the claim recorded; the last record of a
+/// line counts. Also the number of records that match none (another ledger, an edited one).
+pub fn matching<'a>(
+    records: &'a [Recheck],
+    units: &[(usize, &ledger::UnitRecord)],
+) -> (HashMap<usize, &'a Recheck>, usize) {
+    let by_line: HashMap<usize, &ledger::UnitRecord> =
+        units.iter().map(|(l, u)| (*l, *u)).collect();
+    let mut out = HashMap::new();
+    let mut stale = 0;
+    for r in records {
+        let fits = by_line.get(&r.line).is_some_and(|u| {
+            u.board == r.board && u.threshold == r.threshold && u.verdict.truth() == Some(r.claimed)
+        });
+        if fits {
+            out.insert(r.line, r);
+        } else {
+            stale += 1;
+        }
+    }
+    (out, stale)
+}
+
+/// Matches the records in `dir` against the ledger's `contents` (see [`matching`]): `None`
+/// when there is no file, an error when it is damaged (a last line cut short is dropped, as a
+/// check drops it).
+pub fn summary(dir: &Path, contents: &ledger::Contents) -> Result<Option<Summary>, String> {
+    if !path(dir).exists() {
+        return Ok(None);
+    }
+    let (records, _) = read(dir, contents.header.rules.houses)?;
+    let units: Vec<(usize, &ledger::UnitRecord)> = contents
+        .records
+        .iter()
+        .filter_map(|(line, r)| match r {
+            ledger::Record::Unit(u) => Some((*line, u)),
+            _ => None,
+        })
+        .collect();
+    let (last, stale) = matching(&records, &units);
+    let mut s = Summary {
+        stale,
+        ..Summary::default()
+    };
+    for r in last.values() {
+        s.units += 1;
+        s.agree += usize::from(r.found == r.claimed);
+        s.nodes += r.nodes;
+        s.seconds += r.seconds;
+    }
+    Ok(Some(s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,74 +445,4 @@ mod tests {
         let e = read(dir.path(), 6).unwrap_err();
         assert!(e.contains("line 1") && e.contains("claimed"), "{e}");
     }
-}
-
-/// What `rechecked.jsonl` says about a ledger's units, for `prove status`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Summary {
-    /// Records that match a proven unit of the ledger (same line, position, threshold and
-    /// claim); the last record of a line counts.
-    pub units: usize,
-    /// Of those, the ones whose search found what the ledger claims.
-    pub agree: usize,
-    /// Records that match no proven unit of the ledger (another ledger, an edited one).
-    pub stale: usize,
-    /// Nodes of the matching records' searches.
-    pub nodes: u64,
-    /// Their seconds.
-    pub seconds: f64,
-}
-
-/// The records of `records` that match a unit of `units` (ledger line and record): same line,
-/// position and threshold, and the unit proven with the claim recorded; the last record of a
-/// line counts. Also the number of records that match none (another ledger, an edited one).
-pub fn matching<'a>(
-    records: &'a [Recheck],
-    units: &[(usize, &ledger::UnitRecord)],
-) -> (HashMap<usize, &'a Recheck>, usize) {
-    let by_line: HashMap<usize, &ledger::UnitRecord> =
-        units.iter().map(|(l, u)| (*l, *u)).collect();
-    let mut out = HashMap::new();
-    let mut stale = 0;
-    for r in records {
-        let fits = by_line.get(&r.line).is_some_and(|u| {
-            u.board == r.board && u.threshold == r.threshold && u.verdict.truth() == Some(r.claimed)
-        });
-        if fits {
-            out.insert(r.line, r);
-        } else {
-            stale += 1;
-        }
-    }
-    (out, stale)
-}
-
-/// Matches the records in `dir` against the ledger's `contents` (see [`matching`]): `None`
-/// when there is no file, an error when it is damaged (a last line cut short is dropped, as a
-/// check drops it).
-pub fn summary(dir: &Path, contents: &ledger::Contents) -> Result<Option<Summary>, String> {
-    if !path(dir).exists() {
-        return Ok(None);
-    }
-    let (records, _) = read(dir, contents.header.rules.houses)?;
-    let units: Vec<(usize, &ledger::UnitRecord)> = contents
-        .records
-        .iter()
-        .filter_map(|(line, r)| match r {
-            ledger::Record::Unit(u) => Some((*line, u)),
-            _ => None,
-        })
-        .collect();
-    let (last, stale) = matching(&records, &units);
-    let mut s = Summary {
-        stale,
-        ..Summary::default()
-    };
-    for r in last.values() {
-        s.units += 1;
-        s.agree += usize::from(r.found == r.claimed);
-        s.nodes += r.nodes;
-        s.seconds += r.seconds;
-    }
-    Ok(Some(s))
 }
