@@ -9,7 +9,7 @@
 //! (rules, every first turn replayed from the start, each value consistent with the turns) and
 //! answers a clear error instead of a wrong table.
 
-use crate::prove::{derive, ledger, ledger::Record};
+use crate::prove::{derive, ledger, ledger::Record, recheck};
 use crate::Pie;
 use kalah_solver::{Board, Capture, EndRule, Leftover, Rules, RulesError};
 use serde::{Deserialize, Serialize};
@@ -431,6 +431,9 @@ pub struct LedgerSummary {
     pub nodes: u64,
     /// Seconds of every unit.
     pub seconds: f64,
+    /// What `prove check --needed` has proven again of its units (`rechecked.jsonl`): none
+    /// without the file, an error when the file is damaged.
+    pub rechecked: Result<Option<recheck::Summary>, String>,
 }
 
 impl LedgerSummary {
@@ -504,6 +507,7 @@ pub fn ledger_summary(dir: &Path) -> Result<LedgerSummary, String> {
         units,
         nodes,
         seconds,
+        rechecked: recheck::summary(dir, &contents),
     })
 }
 
@@ -559,6 +563,7 @@ mod tests {
             units: 0,
             nodes: 0,
             seconds: 0.0,
+            rechecked: Ok(None),
         };
         let summary = |turns| bounded(2, 2, Vec::new(), turns);
         // Nothing known: every turn in [-36, +36], so min |M| is anywhere in [0, 36].

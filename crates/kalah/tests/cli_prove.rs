@@ -634,6 +634,12 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     assert_eq!(st["rechecked"]["agree"].as_u64(), Some(n - 1), "{st}");
     let text = kalah(cwd, &["prove", "status", "run"]).1;
     assert!(text.contains(", 1 not;"), "{text}");
+    // So does `results`, beside the ledger's totals.
+    let table = kalah(cwd, &["results", "--file", "none.json", "--proofs", "."]).1;
+    assert!(
+        table.contains(&format!("{n} proven again, 1 NOT as the ledger says")),
+        "{table}"
+    );
     // A record of another position is not used: that unit is searched again.
     let mut j: Value = serde_json::from_str(json_text).unwrap();
     j["threshold"] = Value::from(j["threshold"].as_i64().unwrap() + 100);
@@ -1353,7 +1359,16 @@ fn every_first_turns_value_is_proven_checked_and_shown() {
             Some(want.len()),
             "{rules}: {row}"
         );
+        // Each ledger's units were all proven again by the --needed check above.
+        let again = &row["sources"][0]["rechecked"];
+        assert!(again["units"].as_u64() > Some(0), "{rules}: {row}");
+        assert_eq!(again["agree"], again["units"], "{rules}: {row}");
     }
+    let table = kalah(cwd, &["results", "--file", "none.json", "--proofs", "."]).1;
+    assert!(
+        table.contains("proven again, each as the ledger says"),
+        "{table}"
+    );
     // A turn record forged to claim the opposite is caught by the check.
     let path = cwd.join("t0/ledger.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();

@@ -443,3 +443,21 @@ pub enum GoalArg {
     /// Only whether the first player wins, draws or loses (much cheaper).
     Sign,
 }
+
+/// What `prove check --needed` has proven again of a ledger's units (`rechecked.jsonl`), for
+/// `--json`: null without the file, `{error}` when it is damaged.
+pub fn rechecked_json(
+    r: &Result<Option<kalah_driver::prove::recheck::Summary>, String>,
+) -> serde_json::Value {
+    match r {
+        Ok(Some(s)) => serde_json::json!({
+            "units": s.units,
+            "agree": s.agree,
+            "stale": s.stale,
+            "nodes": s.nodes,
+            "seconds": s.seconds,
+        }),
+        Ok(None) => serde_json::Value::Null,
+        Err(e) => serde_json::json!({ "error": e }),
+    }
+}

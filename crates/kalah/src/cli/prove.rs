@@ -2,8 +2,8 @@
 //! `kalah prove status DIR` and `kalah prove check DIR`.
 
 use super::common::{
-    cancel_flag, show_progress, spinner, CliError, CliResult, DbArgs, GoalArg, RuleArgs,
-    EXIT_INTERRUPTED,
+    cancel_flag, rechecked_json, show_progress, spinner, CliError, CliResult, DbArgs, GoalArg,
+    RuleArgs, EXIT_INTERRUPTED,
 };
 use super::engine::{default_tt_mb, open_endgame, progress_message, rules_json, Fill};
 use clap::{Args, Subcommand};
@@ -682,17 +682,7 @@ fn status(args: &StatusArgs) -> CliResult {
                 "ledger_bytes": st.ledger_bytes,
                 "torn_bytes": st.torn_bytes,
                 "snapshot": st.snapshot,
-                "rechecked": match &st.rechecked {
-                    Ok(Some(r)) => json!({
-                        "units": r.units,
-                        "agree": r.agree,
-                        "stale": r.stale,
-                        "nodes": r.nodes,
-                        "seconds": r.seconds,
-                    }),
-                    Ok(None) => serde_json::Value::Null,
-                    Err(e) => json!({ "error": e }),
-                },
+                "rechecked": rechecked_json(&st.rechecked),
             })
         );
         return Ok(());

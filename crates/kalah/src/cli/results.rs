@@ -1,7 +1,7 @@
 //! `kalah results`: the table of proven game values, from the recorded results and the proof
 //! ledgers, each with where it came from.
 
-use super::common::{CliError, CliResult};
+use super::common::{rechecked_json, CliError, CliResult};
 use clap::Args;
 use kalah_driver::results::{
     ledger_summary, notation, Entry, LedgerSummary, ResultsFile, RuleSet, RULE_SETS,
@@ -156,17 +156,35 @@ fn source_text(r: &Row) -> String {
     }
     if let Some((dir, l)) = &r.ledger {
         parts.push(format!(
-            "ledger {} ({} units, {:.1} G nodes, {:.1} h)",
+            "ledger {} ({} units, {:.1} G nodes, {:.1} h{})",
             dir.display(),
             l.units,
             l.nodes as f64 / 1e9,
-            l.seconds / 3600.0
+            l.seconds / 3600.0,
+            rechecked_text(l)
         ));
     }
     if parts.is_empty() {
         "not proven yet".into()
     } else {
         parts.join("; ")
+    }
+}
+
+/// What `prove check --needed` has proven again of a ledger's units, after its totals:
+/// nothing when it has not been run.
+fn rechecked_text(l: &LedgerSummary) -> String {
+    match &l.rechecked {
+        Ok(None) => String::new(),
+        Ok(Some(s)) if s.agree == s.units => {
+            format!("; {} proven again, each as the ledger says", s.units)
+        }
+        Ok(Some(s)) => format!(
+            "; {} proven again, {} NOT as the ledger says",
+            s.units,
+            s.units - s.agree
+        ),
+        Err(e) => format!("; its record of units proven again is damaged: {e}"),
     }
 }
 
@@ -348,6 +366,7 @@ fn row_json(r: &Row) -> Value {
             "seconds": l.seconds,
             "lower": l.lower,
             "upper": l.upper,
+            "rechecked": rechecked_json(&l.rechecked),
         }));
     }
     let moves = |m: &Vec<usize>| notation(m);
