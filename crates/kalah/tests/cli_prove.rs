@@ -532,11 +532,43 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     assert_eq!(r["agree"].as_u64(), Some(n), "{st}");
     assert_eq!(r["stale"].as_u64(), Some(0), "{st}");
     assert_eq!(r["nodes"], needed["nodes"], "{st}");
+    assert_eq!(r["needed"]["units"].as_u64(), Some(n), "{st}");
+    assert_eq!(r["needed"]["rechecked"].as_u64(), Some(n), "{st}");
     let text = kalah(cwd, &["prove", "status", "run"]).1;
     assert!(
         text.contains(&format!("{n} units, {n} as the ledger says, 0 not")),
         "{text}"
     );
+    assert!(
+        text.contains(&format!("{n} of the {n} units the records rest on")),
+        "{text}"
+    );
+    // Needed units derived from a shorter ledger are said to be so, and not counted by results.
+    let needed_file = cwd.join("run/needed.json");
+    let saved = std::fs::read_to_string(&needed_file).unwrap();
+    let mut j = line_json(&saved);
+    j["ledger_lines"] = Value::from(j["ledger_lines"].as_u64().unwrap() - 1);
+    let t = j.to_string();
+    let shorter = format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes()));
+    std::fs::write(&needed_file, shorter).unwrap();
+    let st = json(cwd, &["prove", "status", "run", "--json"]);
+    assert_eq!(st["rechecked"]["needed"]["current"], false, "{st}");
+    let text = kalah(cwd, &["prove", "status", "run"]).1;
+    assert!(
+        text.contains("from before the ledger's last lines"),
+        "{text}"
+    );
+    let table = kalah(cwd, &["results", "--file", "none.json", "--proofs", "."]).1;
+    assert!(
+        table.contains(&format!("; {n} units proven again, each as")),
+        "{table}"
+    );
+    // A damaged one is an error that status shows, as for the records.
+    std::fs::write(&needed_file, &saved[1..]).unwrap();
+    let st = json(cwd, &["prove", "status", "run", "--json"]);
+    let e = st["rechecked"]["error"].as_str().unwrap();
+    assert!(e.contains("needed.json"), "{st}");
+    std::fs::write(&needed_file, &saved).unwrap();
     // A --needed check stopped by SIGINT leaves its own table and the unit under way with the
     // work spent on it; the next one starts from them, counts that work in the unit's record,
     // and removes both once every unit is proven again.
@@ -637,7 +669,9 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     // So does `results`, beside the ledger's totals.
     let table = kalah(cwd, &["results", "--file", "none.json", "--proofs", "."]).1;
     assert!(
-        table.contains(&format!("{n} proven again, 1 NOT as the ledger says")),
+        table.contains(&format!(
+            "{n} of {n} needed units proven again, 1 NOT as the ledger says"
+        )),
         "{table}"
     );
     // A record of another position is not used: that unit is searched again.
@@ -1363,10 +1397,16 @@ fn every_first_turns_value_is_proven_checked_and_shown() {
         let again = &row["sources"][0]["rechecked"];
         assert!(again["units"].as_u64() > Some(0), "{rules}: {row}");
         assert_eq!(again["agree"], again["units"], "{rules}: {row}");
+        assert_eq!(again["needed"]["units"], again["units"], "{rules}: {row}");
+        assert_eq!(
+            again["needed"]["rechecked"], again["units"],
+            "{rules}: {row}"
+        );
+        assert_eq!(again["needed"]["current"], true, "{rules}: {row}");
     }
     let table = kalah(cwd, &["results", "--file", "none.json", "--proofs", "."]).1;
     assert!(
-        table.contains("proven again, each as the ledger says"),
+        table.contains("needed units proven again, each as the ledger says"),
         "{table}"
     );
     // A turn record forged to claim the opposite is caught by the check.

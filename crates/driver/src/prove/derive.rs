@@ -411,6 +411,8 @@ pub struct CheckReport {
     pub last_line: Option<usize>,
     /// Proven units that the root, opening and first-turn records rest on.
     pub needed: usize,
+    /// Their ledger lines, in order.
+    pub needed_lines: Vec<usize>,
     /// Chosen units not searched now because `previous` records them proven again.
     pub recorded: usize,
     /// Nodes of those earlier searches.
@@ -554,6 +556,12 @@ pub fn check(
     }
     let used = d.used_units().clone();
     report.needed = used.len();
+    report.needed_lines = units
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| used.contains(i))
+        .map(|(_, (line, _))| *line)
+        .collect();
     let chosen: Vec<&(usize, &UnitRecord)> = units
         .iter()
         .enumerate()

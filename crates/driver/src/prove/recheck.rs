@@ -275,6 +275,70 @@ impl Rechecked {
     }
 }
 
+/// The units that a ledger's root, opening and first-turn records rest on, as the last
+/// `prove check --needed` derived them, beside the ledger.
+pub const NEEDED_FILE: &str = "needed.json";
+
+/// The needed units of a ledger (see [`NEEDED_FILE`]): deriving them takes the database, so
+/// `prove status` and `results` read them from here to say how many are proven again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Needed {
+    /// The ledger's last line when they were derived: a ledger grown since may rest on others.
+    pub ledger_lines: usize,
+    /// Their ledger lines.
+    pub lines: Vec<usize>,
+}
+
+impl Needed {
+    /// Saves them in `dir` ([`NEEDED_FILE`], one checksummed line, replaced whole).
+    pub fn save(&self, dir: &Path) -> Result<(), String> {
+        let v = json!({ "ledger_lines": self.ledger_lines, "lines": self.lines });
+        let p = dir.join(NEEDED_FILE);
+        crate::write_renamed::write_renamed(&p, ledger::line(&v).as_bytes())
+            .map_err(|e| format!("{}: {e}", p.display()))
+    }
+
+    /// The needed units saved in `dir`, if any; a damaged file is an error naming it.
+    pub fn read(dir: &Path) -> Result<Option<Needed>, String> {
+        let p = dir.join(NEEDED_FILE);
+        let bytes = match std::fs::read(&p) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", p.display())),
+        };
+        let (lines, torn) = ledger::read_lines(&p, &bytes, false)?;
+        let shown = p.display();
+        let ([(_, v)], 0) = (lines.as_slice(), torn) else {
+            return Err(format!("{shown}: not one whole checksummed line"));
+        };
+        let line = |x: &serde_json::Value| x.as_u64().and_then(|n| usize::try_from(n).ok());
+        let ledger_lines = v
+            .get("ledger_lines")
+            .and_then(line)
+            .ok_or_else(|| format!("{shown}: no non-negative integer field \"ledger_lines\""))?;
+        let lines = v
+            .get("lines")
+            .and_then(|x| x.as_array())
+            .and_then(|a| a.iter().map(line).collect::<Option<Vec<usize>>>())
+            .ok_or_else(|| format!("{shown}: no list of line numbers \"lines\""))?;
+        Ok(Some(Needed {
+            ledger_lines,
+            lines,
+        }))
+    }
+}
+
+/// How many of the needed units (see [`Needed`]) are proven again.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NeededCount {
+    /// The needed units.
+    pub units: usize,
+    /// Of those, the ones that a record matching the ledger proves again.
+    pub rechecked: usize,
+    /// Whether they were derived from the ledger as it is (not a shorter one).
+    pub current: bool,
+}
+
 /// What `rechecked.jsonl` says about a ledger's units, for `prove status`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Summary {
@@ -289,6 +353,9 @@ pub struct Summary {
     pub nodes: u64,
     /// Their seconds.
     pub seconds: f64,
+    /// How many of the needed units they prove again, where the last `--needed` check saved
+    /// them ([`NEEDED_FILE`]).
+    pub needed: Option<NeededCount>,
 }
 
 /// The records of `records` that match a unit of `units` (ledger line and record): same line,
@@ -315,9 +382,10 @@ pub fn matching<'a>(
     (out, stale)
 }
 
-/// Matches the records in `dir` against the ledger's `contents` (see [`matching`]): `None`
-/// when there is no file, an error when it is damaged (a last line cut short is dropped, as a
-/// check drops it).
+/// Matches the records in `dir` against the ledger's `contents` (see [`matching`]), and
+/// counts those among the needed units the last `--needed` check saved: `None` when there is
+/// no file of records, an error when it or the needed units' file is damaged (a last line cut
+/// short is dropped, as a check drops it).
 pub fn summary(dir: &Path, contents: &ledger::Contents) -> Result<Option<Summary>, String> {
     if !path(dir).exists() {
         return Ok(None);
@@ -341,6 +409,14 @@ pub fn summary(dir: &Path, contents: &ledger::Contents) -> Result<Option<Summary
         s.agree += usize::from(r.found == r.claimed);
         s.nodes += r.nodes;
         s.seconds += r.seconds;
+    }
+    if let Some(n) = Needed::read(dir)? {
+        let lines = contents.records.last().map_or(0, |r| r.0);
+        s.needed = Some(NeededCount {
+            units: n.lines.len(),
+            rechecked: n.lines.iter().filter(|l| last.contains_key(l)).count(),
+            current: n.ledger_lines == lines,
+        });
     }
     Ok(Some(s))
 }
@@ -419,6 +495,34 @@ mod tests {
         remove_saved(dir.path()).unwrap();
         assert!(!p.exists() && !table_path(dir.path()).exists());
         remove_saved(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn the_needed_units_read_back_and_damage_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(Needed::read(dir.path()).unwrap(), None);
+        let n = Needed {
+            ledger_lines: 1003,
+            lines: vec![2, 17, 1001],
+        };
+        n.save(dir.path()).unwrap();
+        assert_eq!(Needed::read(dir.path()).unwrap(), Some(n.clone()));
+        let p = dir.path().join(NEEDED_FILE);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let forged = |v: serde_json::Value| ledger::line(&v);
+        for bad in [
+            text.replacen("1001", "1002", 1),
+            text[..text.len() / 2].to_string(),
+            text.clone() + &text,
+            String::new(),
+            forged(json!({"ledger_lines": -1, "lines": [2]})),
+            forged(json!({"ledger_lines": 3, "lines": [2, "x"]})),
+            forged(json!({"ledger_lines": 3})),
+        ] {
+            std::fs::write(&p, &bad).unwrap();
+            let e = Needed::read(dir.path()).unwrap_err();
+            assert!(e.contains(NEEDED_FILE), "{bad:?}: {e}");
+        }
     }
 
     #[test]

@@ -456,8 +456,28 @@ pub fn rechecked_json(
             "stale": s.stale,
             "nodes": s.nodes,
             "seconds": s.seconds,
+            "needed": s.needed.as_ref().map(|n| serde_json::json!({
+                "units": n.units,
+                "rechecked": n.rechecked,
+                "current": n.current,
+            })),
         }),
         Ok(None) => serde_json::Value::Null,
         Err(e) => serde_json::json!({ "error": e }),
     }
+}
+
+/// How many of the units a ledger's records rest on are proven again (as the last
+/// `prove check --needed` derived them, `needed.json`).
+pub fn needed_text(n: &kalah_driver::prove::recheck::NeededCount) -> String {
+    format!(
+        "{} of the {} units the records rest on (needed.json{})",
+        n.rechecked,
+        n.units,
+        if n.current {
+            ""
+        } else {
+            ", from before the ledger's last lines: prove check --needed derives them again"
+        }
+    )
 }

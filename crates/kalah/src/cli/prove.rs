@@ -731,6 +731,9 @@ fn status(args: &StatusArgs) -> CliResult {
                 r.nodes,
                 r.seconds / 3600.0
             );
+            if let Some(n) = &r.needed {
+                println!("  {}", super::common::needed_text(n));
+            }
             if r.stale > 0 {
                 println!(
                     "  and {} records that match no proven unit of this ledger (not counted)",
@@ -926,6 +929,17 @@ fn check(args: &CheckArgs) -> CliResult {
     bar.finish_and_clear();
     let r = report.map_err(prove_error)?;
     let mut saved_unit = None;
+    if args.needed && !r.needed_lines.is_empty() {
+        // The units the records rest on, for `prove status` and `results` (which have no
+        // database to derive them).
+        let needed = recheck::Needed {
+            ledger_lines: contents.records.last().map_or(0, |x| x.0),
+            lines: r.needed_lines.clone(),
+        };
+        if let Err(e) = needed.save(&args.dir) {
+            eprintln!("warning: {e}");
+        }
+    }
     if args.needed {
         if r.interrupted {
             saved_unit = save();

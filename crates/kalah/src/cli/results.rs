@@ -176,14 +176,18 @@ fn source_text(r: &Row) -> String {
 fn rechecked_text(l: &LedgerSummary) -> String {
     match &l.rechecked {
         Ok(None) => String::new(),
-        Ok(Some(s)) if s.agree == s.units => {
-            format!("; {} proven again, each as the ledger says", s.units)
+        Ok(Some(s)) => {
+            let count = match &s.needed {
+                Some(n) if n.current => format!("{} of {} needed units", n.rechecked, n.units),
+                _ => format!("{} units", s.units),
+            };
+            let agree = if s.agree == s.units {
+                "each as the ledger says".to_string()
+            } else {
+                format!("{} NOT as the ledger says", s.units - s.agree)
+            };
+            format!("; {count} proven again, {agree}")
         }
-        Ok(Some(s)) => format!(
-            "; {} proven again, {} NOT as the ledger says",
-            s.units,
-            s.units - s.agree
-        ),
         Err(e) => format!("; its record of units proven again is damaged: {e}"),
     }
 }
