@@ -151,35 +151,45 @@ impl InFlight {
             "nodes": self.nodes,
             "seconds": (self.seconds * 1000.0).round() / 1000.0,
         });
-        let p = dir.join(UNIT_FILE);
-        crate::write_renamed::write_renamed(&p, ledger::line(&v).as_bytes())
-            .map_err(|e| format!("{}: {e}", p.display()))
+        save_line(&dir.join(UNIT_FILE), &v)
     }
 
     /// The unit saved in `dir`, if any; a damaged file is an error naming it.
     pub fn read(dir: &Path, houses: usize) -> Result<Option<InFlight>, String> {
         let p = dir.join(UNIT_FILE);
-        let bytes = match std::fs::read(&p) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", p.display())),
+        let Some(v) = read_line(&p)? else {
+            return Ok(None);
         };
-        let (lines, torn) = ledger::read_lines(&p, &bytes, false)?;
-        let shown = p.display();
-        match (lines.as_slice(), torn) {
-            ([(_, v)], 0) => {
-                let (line, board, threshold, nodes, seconds) =
-                    parse_common(v, houses).map_err(|e| format!("{shown}: {e}"))?;
-                Ok(Some(InFlight {
-                    line,
-                    board,
-                    threshold,
-                    nodes,
-                    seconds,
-                }))
-            }
-            _ => Err(format!("{shown}: not one whole checksummed line")),
-        }
+        let (line, board, threshold, nodes, seconds) =
+            parse_common(&v, houses).map_err(|e| format!("{}: {e}", p.display()))?;
+        Ok(Some(InFlight {
+            line,
+            board,
+            threshold,
+            nodes,
+            seconds,
+        }))
+    }
+}
+
+/// Writes `v` to `p` as one checksummed line, replacing the file whole.
+fn save_line(p: &Path, v: &serde_json::Value) -> Result<(), String> {
+    crate::write_renamed::write_renamed(p, ledger::line(v).as_bytes())
+        .map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// The one checksummed line of `p` (see [`save_line`]), if the file is there; anything else
+/// in it is an error naming the file.
+fn read_line(p: &Path) -> Result<Option<serde_json::Value>, String> {
+    let bytes = match std::fs::read(p) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", p.display())),
+    };
+    let (mut lines, torn) = ledger::read_lines(p, &bytes, false)?;
+    match (lines.pop(), lines.is_empty(), torn) {
+        (Some((_, v)), true, 0) => Ok(Some(v)),
+        _ => Err(format!("{}: not one whole checksummed line", p.display())),
     }
 }
 
@@ -293,24 +303,16 @@ impl Needed {
     /// Saves them in `dir` ([`NEEDED_FILE`], one checksummed line, replaced whole).
     pub fn save(&self, dir: &Path) -> Result<(), String> {
         let v = json!({ "ledger_lines": self.ledger_lines, "lines": self.lines });
-        let p = dir.join(NEEDED_FILE);
-        crate::write_renamed::write_renamed(&p, ledger::line(&v).as_bytes())
-            .map_err(|e| format!("{}: {e}", p.display()))
+        save_line(&dir.join(NEEDED_FILE), &v)
     }
 
     /// The needed units saved in `dir`, if any; a damaged file is an error naming it.
     pub fn read(dir: &Path) -> Result<Option<Needed>, String> {
         let p = dir.join(NEEDED_FILE);
-        let bytes = match std::fs::read(&p) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", p.display())),
+        let Some(v) = read_line(&p)? else {
+            return Ok(None);
         };
-        let (lines, torn) = ledger::read_lines(&p, &bytes, false)?;
         let shown = p.display();
-        let ([(_, v)], 0) = (lines.as_slice(), torn) else {
-            return Err(format!("{shown}: not one whole checksummed line"));
-        };
         let line = |x: &serde_json::Value| x.as_u64().and_then(|n| usize::try_from(n).ok());
         let ledger_lines = v
             .get("ledger_lines")
