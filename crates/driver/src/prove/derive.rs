@@ -409,9 +409,8 @@ pub struct CheckReport {
     pub interrupted: bool,
     /// The ledger line of the last unit proven again.
     pub last_line: Option<usize>,
-    /// Proven units that the root, opening and first-turn records rest on.
-    pub needed: usize,
-    /// Their ledger lines, in order.
+    /// Ledger lines, in order, of the proven units that the root, opening and first-turn
+    /// records rest on.
     pub needed_lines: Vec<usize>,
     /// Chosen units not searched now because `previous` records them proven again.
     pub recorded: usize,
@@ -555,7 +554,6 @@ pub fn check(
             .push("the root records contradict each other".to_string());
     }
     let used = d.used_units().clone();
-    report.needed = used.len();
     report.needed_lines = units
         .iter()
         .enumerate()

@@ -1027,7 +1027,7 @@ fn check(args: &CheckArgs) -> CliResult {
                 "ok": r.errors.is_empty(),
                 "errors": r.errors,
                 "units": r.units,
-                "needed": r.needed,
+                "needed": r.needed_lines.len(),
                 "reproved": r.reproved,
                 "nodes": r.nodes,
                 "seconds": r.seconds,
@@ -1045,7 +1045,7 @@ fn check(args: &CheckArgs) -> CliResult {
             "units: {} in the ledger, {} of them needed by the root, opening and first-turn records, {} \
              proven again{} ({} nodes, {:.1} s)",
             r.units,
-            r.needed,
+            r.needed_lines.len(),
             r.reproved,
             if args.needed {
                 " (the needed ones)"
