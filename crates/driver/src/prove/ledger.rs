@@ -154,6 +154,14 @@ pub struct Contents {
     good_len: u64,
 }
 
+impl Contents {
+    /// The file line of the last record (0 when there is none): what a file derived from the
+    /// ledger (`needed.json`) records to tell whether the ledger has grown since.
+    pub fn last_line(&self) -> usize {
+        self.records.last().map_or(0, |r| r.0)
+    }
+}
+
 /// A ledger open for appending, locked for this process.
 pub struct Ledger {
     path: PathBuf,

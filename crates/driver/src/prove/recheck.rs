@@ -413,11 +413,10 @@ pub fn summary(dir: &Path, contents: &ledger::Contents) -> Result<Option<Summary
         s.seconds += r.seconds;
     }
     if let Some(n) = Needed::read(dir)? {
-        let lines = contents.records.last().map_or(0, |r| r.0);
         s.needed = Some(NeededCount {
             units: n.lines.len(),
             rechecked: n.lines.iter().filter(|l| last.contains_key(l)).count(),
-            current: n.ledger_lines == lines,
+            current: n.ledger_lines == contents.last_line(),
         });
     }
     Ok(Some(s))

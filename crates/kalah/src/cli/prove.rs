@@ -933,7 +933,7 @@ fn check(args: &CheckArgs) -> CliResult {
         // The units the records rest on, for `prove status` and `results` (which have no
         // database to derive them).
         let needed = recheck::Needed {
-            ledger_lines: contents.records.last().map_or(0, |x| x.0),
+            ledger_lines: contents.last_line(),
             lines: r.needed_lines.clone(),
         };
         if let Err(e) = needed.save(&args.dir) {
