@@ -47,6 +47,13 @@ fn line_json(line: &str) -> Value {
     serde_json::from_str(line.rsplit_once('\t').unwrap().0).unwrap()
 }
 
+/// The checksummed line (with its newline) of `v`, as a ledger-format file holds it: the
+/// inverse of [`line_json`], for forging records that only the check can catch.
+fn signed_line(v: &Value) -> String {
+    let t = v.to_string();
+    format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
+}
+
 fn json(cwd: &Path, args: &[&str]) -> Value {
     let (code, out, err) = kalah(cwd, args);
     assert_eq!(code, 0, "{args:?}: {err}");
@@ -314,8 +321,7 @@ fn every_opening_moves_value_is_proven_checked_and_shown() {
             forged_one = true;
             let _ = sum;
             j["holds"] = Value::Bool(j["holds"] != true);
-            let t = j.to_string();
-            format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
+            signed_line(&j)
         })
         .collect();
     assert!(forged_one);
@@ -548,8 +554,7 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     let saved = std::fs::read_to_string(&needed_file).unwrap();
     let mut j = line_json(&saved);
     j["ledger_lines"] = Value::from(j["ledger_lines"].as_u64().unwrap() - 1);
-    let t = j.to_string();
-    let shorter = format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes()));
+    let shorter = signed_line(&j);
     std::fs::write(&needed_file, shorter).unwrap();
     let st = json(cwd, &["prove", "status", "run", "--json"]);
     assert_eq!(st["rechecked"]["needed"]["current"], false, "{st}");
@@ -621,12 +626,7 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     std::fs::write(&table, b"KALAHCKP garbage").unwrap();
     let earlier = serde_json::json!({"line": last["line"], "board": last["board"],
         "threshold": last["threshold"], "nodes": 1_000_000_000_000u64, "seconds": 5000.0});
-    let t = earlier.to_string();
-    std::fs::write(
-        &unit_file,
-        format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes())),
-    )
-    .unwrap();
+    std::fs::write(&unit_file, signed_line(&earlier)).unwrap();
     let (code, out, err) = kalah(cwd, &needed_args);
     assert_eq!(code, 0, "{out} {err}");
     assert!(err.contains("starting with an empty table"), "{err}");
@@ -651,8 +651,7 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
         }
         .into(),
     );
-    let t = j.to_string();
-    lines[0] = format!("{t}\t{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes()));
+    lines[0] = signed_line(&j).trim_end().to_string();
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
     let (code, out, _) = kalah(cwd, &needed_args);
     assert_eq!(code, 1, "{out}");
@@ -677,8 +676,7 @@ fn a_run_killed_at_any_moment_resumes_from_its_ledger() {
     // A record of another position is not used: that unit is searched again.
     let mut j: Value = serde_json::from_str(json_text).unwrap();
     j["threshold"] = Value::from(j["threshold"].as_i64().unwrap() + 100);
-    let t = j.to_string();
-    lines[0] = format!("{t}\t{:016x}", xxhash_rust::xxh3::xxh3_64(t.as_bytes()));
+    lines[0] = signed_line(&j).trim_end().to_string();
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
     let (code, out, err) = kalah(cwd, &needed_args);
     assert_eq!(code, 0, "{out} {err}");
@@ -736,8 +734,7 @@ fn a_ledger_edited_to_claim_a_false_result_is_caught() {
             } else if j["verdict"] == "at-least" {
                 j["verdict"] = Value::String("below".into());
             }
-            let t = j.to_string();
-            format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
+            signed_line(&j)
         })
         .collect();
     std::fs::write(&path, &forged).unwrap();
@@ -756,8 +753,7 @@ fn a_ledger_edited_to_claim_a_false_result_is_caught() {
             if j["kind"] == "root" && j["holds"] == false {
                 j["holds"] = Value::Bool(true);
             }
-            let t = j.to_string();
-            format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
+            signed_line(&j)
         })
         .collect();
     std::fs::write(&path, &false_root).unwrap();
@@ -1423,8 +1419,7 @@ fn every_first_turns_value_is_proven_checked_and_shown() {
             }
             forged_one = true;
             j["holds"] = Value::Bool(j["holds"] != true);
-            let t = j.to_string();
-            format!("{t}\t{:016x}\n", xxhash_rust::xxh3::xxh3_64(t.as_bytes()))
+            signed_line(&j)
         })
         .collect();
     assert!(forged_one);
